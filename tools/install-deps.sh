@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of scanforge from Debian 12 packages.
+# Idempotent: packages already present are skipped, so a second run is quick and offline.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools   # MLIR dialect, lit, FileCheck
+  libhalide14-0-dev                                        # CPU backend
+  clang-14 libclang-rt-14-dev                              # libFuzzer for the DSL fuzz target
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev nlohmann-json3-dev libcli11-dev
+  python3 python3-torch python3-numpy                      # external oracle (PyTorch autograd)
+  gnuplot-nox                                              # loss plots of the trainer
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
