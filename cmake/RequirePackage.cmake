@@ -1,14 +1,15 @@
 # scanforge_require(<Package> DEBIAN <debian-package> [find_package arguments...])
 # Finds a CMake package or stops configuration with the Debian package that provides it.
-function(scanforge_require name)
-  cmake_parse_arguments(ARG "" "DEBIAN" "" ${ARGN})
-  find_package(${name} ${ARG_UNPARSED_ARGUMENTS} QUIET)
+# A macro, so that the package's variables land in the caller's scope.
+macro(scanforge_require name)
+  cmake_parse_arguments(SFREQ "" "DEBIAN" "" ${ARGN})
+  find_package(${name} ${SFREQ_UNPARSED_ARGUMENTS} QUIET)
   if(NOT ${name}_FOUND)
     message(FATAL_ERROR
-      "scanforge needs ${name}, which comes from the Debian package '${ARG_DEBIAN}'.\n"
+      "scanforge needs ${name}, which comes from the Debian package '${SFREQ_DEBIAN}'.\n"
       "Install every dependency with: tools/install-deps.sh")
   endif()
-endfunction()
+endmacro()
 
 # scanforge_require_program(<VAR> <program> DEBIAN <debian-package> [PATHS ...])
 function(scanforge_require_program var program)

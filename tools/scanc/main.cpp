@@ -2,9 +2,12 @@
 // Exit codes: 0 success, 1 a problem in the user's input, 2 an internal error (a bug in scanforge).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <set>
 #include <sstream>
 
+#include "compiler/mlir/Driver.h"
 #include "dsl/Parser.h"
 #include "dsl/Printer.h"
 #include "dsl/Sema.h"
@@ -17,10 +20,18 @@ constexpr int kOk = 0;
 constexpr int kUserError = 1;
 constexpr int kInternalError = 2;
 
-const char *kExamples = R"(Examples:
-  scanc check models/*.scan              check files; print diagnostics
-  scanc --dump=ast models/mingru.scan    print the checked syntax tree (re-parsable .scan text)
+const char *kExamples = R"(Stages for --dump:
+  ast               the checked syntax tree, as re-parsable .scan text
+  scan              the scan dialect as lowered from the DSL
+  after-each-pass   the module after every pass of the pipeline (forward and generated backward)
+
+Examples:
+  scanc check models/*.scan                       check files; print diagnostics
+  scanc --dump=ast models/mingru.scan             print the checked syntax tree
+  scanc --dump=after-each-pass models/mingru.scan watch the backward pass being generated
 )";
+
+const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass"};
 
 // Loads, parses and checks one file; prints diagnostics to stderr. Returns false on any error.
 bool loadAndCheck(const std::string &path, std::optional<dsl::SourceFile> &file, dsl::Module &module) {
@@ -83,23 +94,43 @@ std::vector<std::string> splitList(const std::string &list) {
 }
 
 int runDump(const std::vector<std::string> &stages, const std::vector<std::string> &files) {
-  for (const std::string &stage : stages)
-    if (stage != "ast") {
-      std::cerr << "scanc: error: unknown stage '" << stage << "' in --dump\n"
-                << "hint: stages are: ast\n";
+  std::set<std::string> want;
+  for (const std::string &stage : stages) {
+    if (std::find(kStages.begin(), kStages.end(), stage) == kStages.end()) {
+      std::cerr << "scanc: error: unknown stage '" << stage << "' in --dump\nhint: stages are:";
+      for (const std::string &s : kStages) std::cerr << " " << s;
+      std::cerr << "\n";
       return kUserError;
     }
+    want.insert(stage);
+  }
   int status = kOk;
   for (const std::string &path : files) {
-    std::optional<dsl::SourceFile> file;
-    dsl::Module module;
-    if (!loadAndCheck(path, file, module)) {
+    scan::Session session;
+    dsl::Module ast;
+    mlir::OwningOpRef<mlir::ModuleOp> module = session.load(path, std::cerr, &ast);
+    if (!module) {
       status = kUserError;
       continue;
     }
-    std::cout << "# ----- " << path << ": checked AST -----\n";
-    dsl::printModule(std::cout, module, /*annotate=*/true);
-    for (const dsl::Recurrence &rec : module.recurrences) std::cout << "# " << summary(rec) << "\n";
+    if (want.count("ast")) {
+      std::cout << "# ----- " << path << ": checked AST -----\n";
+      dsl::printModule(std::cout, ast, /*annotate=*/true);
+      for (const dsl::Recurrence &rec : ast.recurrences) std::cout << "# " << summary(rec) << "\n";
+    }
+    if (want.count("scan")) {
+      llvm::outs() << "// ----- " << path << ": scan dialect, as lowered -----\n";
+      module->print(llvm::outs());
+      llvm::outs() << "\n";
+    }
+    if (want.count("after-each-pass")) {
+      llvm::outs().flush();
+      if (mlir::failed(session.compile(*module, &llvm::outs()))) {
+        std::cerr << "scanc: internal error: the compile pipeline failed on a checked recurrence\n";
+        return kInternalError;
+      }
+    }
+    llvm::outs().flush();
   }
   return status;
 }
@@ -111,7 +142,7 @@ int run(int argc, char **argv) {
 
   std::string dumpList;
   std::vector<std::string> files;
-  app.add_option("--dump", dumpList, "print these stages of FILE (comma-separated): ast");
+  app.add_option("--dump", dumpList, "print these stages of FILE, comma-separated (see below)");
   app.add_option("files", files, "the .scan files")->check(CLI::ExistingFile);
 
   auto *check = app.add_subcommand("check", "check .scan files and print diagnostics");

@@ -1,0 +1,42 @@
+// Small helpers for emitting element-wise f32 math inside a recurrence body.
+#pragma once
+
+#include "compiler/mlir/Dialect/Scan/IR/ScanOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace scanforge::scan {
+
+class MathBuilder {
+ public:
+  MathBuilder(mlir::OpBuilder &builder, mlir::Location loc) : b_(builder), loc_(loc) {}
+
+  void setLoc(mlir::Location loc) { loc_ = loc; }
+  mlir::Location loc() const { return loc_; }
+  mlir::OpBuilder &builder() { return b_; }
+
+  mlir::Value constant(double value) {
+    return b_.create<mlir::arith::ConstantOp>(loc_, b_.getF32FloatAttr(static_cast<float>(value)));
+  }
+  mlir::Value boolean(bool value) {
+    return b_.create<mlir::arith::ConstantOp>(loc_, b_.getBoolAttr(value));
+  }
+  mlir::Value add(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::AddFOp>(loc_, x, y); }
+  mlir::Value sub(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::SubFOp>(loc_, x, y); }
+  mlir::Value mul(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::MulFOp>(loc_, x, y); }
+  mlir::Value div(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::DivFOp>(loc_, x, y); }
+  mlir::Value neg(mlir::Value x) { return b_.create<mlir::arith::NegFOp>(loc_, x); }
+  mlir::Value cmp(mlir::arith::CmpFPredicate pred, mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::CmpFOp>(loc_, pred, x, y);
+  }
+  mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::SelectOp>(loc_, cond, x, y);
+  }
+  mlir::Value sigmoid(mlir::Value x) { return b_.create<SigmoidOp>(loc_, x); }
+  mlir::Value sum(mlir::Value x, llvm::StringRef dim) { return b_.create<SumOp>(loc_, b_.getStringAttr(dim), x); }
+
+ private:
+  mlir::OpBuilder &b_;
+  mlir::Location loc_;
+};
+
+}  // namespace scanforge::scan

@@ -1,0 +1,40 @@
+// Passes over the `scan` dialect. Each runs alone with `scan-opt --<name>`.
+#ifndef SCAN_PASSES_TD
+#define SCAN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ScanExtractAffine : Pass<"scan-extract-affine", "::mlir::ModuleOp"> {
+  let summary = "Rewrite each state update into the affine form a * prev + b, or reject it";
+  let description = [{
+    For every `scan.next`, follows the update expression from the state's `scan.prev` and builds
+    `a` (the coefficient of the previous value) and `b` (the rest) from the existing ops, then
+    replaces it with `scan.update ... a(%a) b(%b)`. An update that is not affine in its state, or
+    whose coefficients read any state, is an error located at the offending operation.
+  }];
+}
+
+def ScanAutodiff : Pass<"scan-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Generate the backward recurrence of every forward recurrence";
+  let description = [{
+    For `scan.recurrence @f` (in affine form) creates `@f.backward`, a recurrence in the opposite
+    direction. Its state `s.adj` carries the adjoint flowing into the forward state s_{t-1}:
+    with g_t = dL/ds_t = s.adj(t+1) + (direct terms from the outputs at t), the adjoint is
+    a_t * g_t, and dL/da_t = g_t * s_{t-1}, dL/db_t = g_t. The chain rule then runs through the
+    gate math (recomputed from the inputs and the saved forward states), contractions and
+    broadcasts; input gradients are outputs `x.grad`, parameter gradients `scan.accum "p.grad"`.
+    The final value of `s.adj` is dL/ds_0; its initial value is the gradient of the final state.
+    The new state updates are `scan.next`; run --scan-extract-affine afterwards.
+  }];
+}
+
+def ScanSimplify : Pass<"scan-simplify", "::mlir::ModuleOp"> {
+  let summary = "Simplify element-wise math in recurrences (zero and one operands of generated adjoints)";
+  let description = [{
+    Removes the arithmetic that autodiff generates around zero and one: x * 0 -> 0, x + 0 -> x,
+    0 - x -> -x, x / 1 -> x, 0 / x -> 0, -(-x) -> x, and sums of zero. Assumes finite values
+    (x * 0 = 0), as every gradient computation does.
+  }];
+}
+
+#endif // SCAN_PASSES_TD
