@@ -40,7 +40,7 @@ struct Compiled {
 };
 
 // Compiles source text through the full pipeline; fails the test on any error.
-inline std::unique_ptr<Compiled> compileSource(const std::string &source, const std::string &name = "test.scan") {
+inline std::unique_ptr<Compiled> compileReference(const std::string &source, const std::string &name = "test.scan") {
   auto c = std::make_unique<Compiled>();
   std::ostringstream errs;
   c->module = c->session.loadText(name, source, errs);

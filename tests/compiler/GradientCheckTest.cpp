@@ -66,7 +66,7 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.model << (c.reverse ? "
 TEST_P(GradientCheck, BackwardMatchesFiniteDifferences) {
   const Case &c = GetParam();
   std::string source = readModel(c.model);
-  auto compiled = compileSource(c.reverse ? reversed(source) : source, c.model + ".scan");
+  auto compiled = compileReference(c.reverse ? reversed(source) : source, c.model + ".scan");
   ASSERT_TRUE(compiled);
   const std::vector<Sizes> shapes = {
       {2, 1, {{"d", 3}, {"n", 3}, {"k", 3}, {"e", 2}}},
@@ -105,7 +105,7 @@ recurrence kitchen(a[d], x[d], c[n]; w[d, n]) -> y[d], h[d] {
   y = sum(n: s * c) + early + -h
 }
 )";
-  auto compiled = compileSource(source, "kitchen.scan");
+  auto compiled = compileReference(source, "kitchen.scan");
   ASSERT_TRUE(compiled);
   Sizes sizes{2, 6, {{"d", 3}, {"n", 2}}};
   Problem p = randomProblem(compiled->forward, sizes, /*withInitial=*/true, 7);

@@ -151,7 +151,7 @@ class ReferenceForward : public ::testing::TestWithParam<Case> {};
 TEST_P(ReferenceForward, MatchesHandWrittenLoops) {
   const Case &c = GetParam();
   std::string source = readModel(c.model);
-  auto compiled = compileSource(c.reverse ? reversed(source) : source, c.model + ".scan");
+  auto compiled = compileReference(c.reverse ? reversed(source) : source, c.model + ".scan");
   ASSERT_TRUE(compiled);
   EXPECT_EQ(compiled->forward.getReverse(), c.reverse);
   for (const Sizes &sizes : {Sizes{3, 37, {{"d", 4}, {"n", 3}, {"k", 3}, {"e", 2}}},
@@ -183,7 +183,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ReferenceForward, ::testing::ValuesIn(allCases(
                          });
 
 TEST(ReferenceInterpreter, ReportsMissingAndMismatchedTensors) {
-  auto compiled = compileSource(readModel("mingru"), "mingru.scan");
+  auto compiled = compileReference(readModel("mingru"), "mingru.scan");
   ASSERT_TRUE(compiled);
   Random rng(3);
   reference::RunInputs in;

@@ -7,10 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/api/Scanforge.h"
 #include "compiler/mlir/Driver.h"
 #include "dsl/Parser.h"
 #include "dsl/Printer.h"
 #include "dsl/Sema.h"
+#include "tools/scanc/Run.h"
 
 namespace {
 
@@ -24,14 +26,17 @@ const char *kExamples = R"(Stages for --dump:
   ast               the checked syntax tree, as re-parsable .scan text
   scan              the scan dialect as lowered from the DSL
   after-each-pass   the module after every pass of the pipeline (forward and generated backward)
+  halide            the Halide statements of the CPU programs (forward, then backward)
 
 Examples:
   scanc check models/*.scan                       check files; print diagnostics
   scanc --dump=ast models/mingru.scan             print the checked syntax tree
   scanc --dump=after-each-pass models/mingru.scan watch the backward pass being generated
+  scanc run models/selective_ssm.scan --shape b=2,t=64,d=16,n=4
+                                                  forward+backward on the CPU vs the reference
 )";
 
-const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass"};
+const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass", "halide"};
 
 // Loads, parses and checks one file; prints diagnostics to stderr. Returns false on any error.
 bool loadAndCheck(const std::string &path, std::optional<dsl::SourceFile> &file, dsl::Module &module) {
@@ -130,6 +135,12 @@ int runDump(const std::vector<std::string> &stages, const std::vector<std::strin
         return kInternalError;
       }
     }
+    if (want.count("halide")) {
+      llvm::outs().flush();
+      Recurrence rec = compile(path);
+      std::cout << "// ----- " << path << ": Halide CPU program, forward -----\n" << rec.halideStatement(false)
+                << "// ----- " << path << ": Halide CPU program, backward -----\n" << rec.halideStatement(true);
+    }
     llvm::outs().flush();
   }
   return status;
@@ -149,6 +160,14 @@ int run(int argc, char **argv) {
   std::vector<std::string> checkFiles;
   check->add_option("files", checkFiles, "the .scan files")->required();
 
+  auto *runCmd = app.add_subcommand("run", "run forward+backward on the CPU with random inputs; compare with the reference");
+  std::string runFile, runShape, runRecurrence;
+  unsigned runSeed = 1;
+  runCmd->add_option("file", runFile, "the .scan file")->required();
+  runCmd->add_option("--shape", runShape, "sizes, e.g. b=2,t=64,d=16 (b, t and every dimension)")->required();
+  runCmd->add_option("--recurrence", runRecurrence, "which recurrence, when the file has several");
+  runCmd->add_option("--seed", runSeed, "random seed");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -156,6 +175,17 @@ int run(int argc, char **argv) {
     return code == 0 ? kOk : kUserError;
   }
   if (*check) return runCheck(checkFiles);
+  if (*runCmd) {
+    try {
+      return scanc::runAndCompare(runFile, runShape, runRecurrence, runSeed);
+    } catch (const CompileError &e) {
+      std::cerr << e.what();
+      return kUserError;
+    } catch (const ShapeError &e) {
+      std::cerr << "scanc: error: " << e.what() << "\n";
+      return kUserError;
+    }
+  }
   if (files.empty()) {
     std::cerr << "scanc: error: no input files\n" << app.help();
     return kUserError;

@@ -1,0 +1,118 @@
+// scanforge's C++ API: compile a recurrence from a .scan file and run its forward and generated
+// backward pass on the CPU (Halide, JIT-compiled on first use and cached).
+//
+//   scanforge::Recurrence rec = scanforge::compile("models/mingru.scan");
+//   rec.forward(inputs, params, initial, outputs, finals, &saved);
+//   rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
+//
+// Tensors are dense row-major views owned by the caller (see TensorView); names are the port
+// names of the .scan file. Per-step tensors (inputs, outputs) are [B, T, dims...], parameters
+// [dims...], states [B, dims...], all with the dimension order declared in the file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace scanforge {
+
+enum class ElemType { F32, BF16 };
+
+struct TensorView {
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+  ElemType type = ElemType::F32;
+};
+using TensorViews = std::map<std::string, TensorView>;
+
+struct Port {
+  std::string name;
+  std::vector<std::string> dims;  // declared order (row-major, the last is contiguous)
+  ElemType type = ElemType::F32;
+};
+
+struct Signature {
+  std::string name;
+  bool reverse = false;
+  std::vector<Port> inputs, params, states, outputs;
+};
+
+// Concrete sizes for one call, taken from the inputs and parameters.
+struct Shapes {
+  int64_t batch = 0, steps = 0;
+  std::map<std::string, int64_t> dims;
+  std::vector<int64_t> step(const Port &port) const;   // [B, T, dims...]
+  std::vector<int64_t> state(const Port &port) const;  // [B, dims...]
+  std::vector<int64_t> param(const Port &port) const;  // [dims...]
+};
+
+struct CompileOptions {
+  std::string recurrence;  // which recurrence of the file; empty: the file must hold exactly one
+  bool verbose = false;    // report compile and JIT times on stderr
+  int threads = 0;         // CPU worker threads; 0: one per core
+  int64_t chunk = 0;       // time steps per chunk; 0: chosen from the state size (docs/cpu.md)
+};
+
+// The .scan file has errors; what() holds the rendered diagnostics.
+struct CompileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// A call's tensors do not fit the recurrence; what() names the recurrence, the port and the shapes.
+struct ShapeError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// What the backward needs from its forward: the states at the start of every time chunk.
+class SavedStates {
+ public:
+  bool empty() const { return checkpoints_.empty(); }
+
+ private:
+  friend class Recurrence;
+  Shapes shapes_;
+  int64_t chunk_ = 0;
+  std::map<std::string, std::vector<float>> checkpoints_;
+};
+
+class Recurrence {
+ public:
+  const Signature &signature() const;
+
+  // Checks the inputs and parameters against the signature and returns the call's sizes.
+  Shapes shapesOf(const TensorViews &inputs, const TensorViews &params) const;
+
+  // Writes every output ([B, T, dims...]); `finals` (optional per state) receive the states after
+  // the last step; `initial` (optional per state) gives the states before the first step (zero if
+  // absent). With `saved`, keeps what backward() needs.
+  void forward(const TensorViews &inputs, const TensorViews &params, const TensorViews &initial,
+               const TensorViews &outputs, const TensorViews &finals, SavedStates *saved) const;
+
+  // Gradients of a loss L given dL/d(outputs) (missing: zero) and dL/d(final states) (missing:
+  // zero). Writes dL/d(inputs) for every input, dL/d(params) (summed over batch and time) for
+  // every parameter, and dL/d(initial states) for those requested in `initialGrads`.
+  void backward(const TensorViews &inputs, const TensorViews &params, const SavedStates &saved,
+                const TensorViews &outputGrads, const TensorViews &finalGrads, const TensorViews &inputGrads,
+                const TensorViews &paramGrads, const TensorViews &initialGrads) const;
+
+  // The time-chunk length a call with these sizes uses.
+  int64_t chunkFor(const Shapes &shapes) const;
+
+  // Halide's lowered statement of the forward or backward CPU program.
+  std::string halideStatement(bool backward) const;
+  // The compiled `scan` module (forward and backward) as MLIR text.
+  std::string scanIR() const;
+
+  struct Impl;
+
+ private:
+  friend Recurrence compileSource(const std::string &, const std::string &, const CompileOptions &);
+  std::shared_ptr<Impl> impl_;
+};
+
+Recurrence compile(const std::string &path, const CompileOptions &options = {});
+Recurrence compileSource(const std::string &name, const std::string &source, const CompileOptions &options = {});
+
+}  // namespace scanforge

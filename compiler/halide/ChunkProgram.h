@@ -1,0 +1,59 @@
+// Lowers scan recurrences to Halide pipelines that process ONE batch element over ONE chunk of
+// time steps. The gate math is fused into the scan (it becomes the expression of the state's
+// update), time is a serial RDom, channels are vectorised. The host (CpuExecutor) runs a program
+// per (batch element, chunk), carrying states between chunks and threads over the batch.
+//
+// Forward program: inputs + params + initial states -> outputs + final states.
+// Backward program: inputs + output gradients + params + forward checkpoints (forward states at
+// the chunk's forward start) + adjoint initial states -> input gradients + per-chunk parameter
+// gradient partials + adjoint final states. It recomputes the forward states inside the chunk
+// from the checkpoint instead of reading stored states.
+#pragma once
+
+#include <Halide.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/mlir/Dialect/Scan/IR/ScanOps.h"
+
+namespace scanforge::cpu {
+
+// A tensor port in memory: [t?, layout dims...] row-major, for one batch element.
+struct PortLayout {
+  std::string name;
+  std::vector<int> dims;   // indices into the recurrence's dimension table, in layout order
+  bool bf16 = false;
+  bool perStep = false;    // has a time dimension (inputs, outputs) or not (states, params)
+};
+
+struct BoundInput {
+  PortLayout layout;
+  Halide::ImageParam param;
+};
+
+struct ProducedOutput {
+  PortLayout layout;
+  Halide::Func func;
+};
+
+struct ChunkProgram {
+  std::vector<std::string> dimNames;
+  std::vector<BoundInput> inputs;       // per-step inputs (and output gradients for a backward)
+  std::vector<BoundInput> params;
+  std::vector<BoundInput> initial;      // initial value of each state of the program
+  std::vector<BoundInput> checkpoints;  // backward only: forward state at the chunk's forward start
+  std::vector<ProducedOutput> outputs;  // per-step outputs (input gradients for a backward)
+  std::vector<ProducedOutput> finals;   // final value of each state of the program
+  std::vector<ProducedOutput> accums;   // backward only: parameter gradients summed over the chunk
+  Halide::Pipeline pipeline;
+  Halide::Target target;
+
+  // Halide's lowered statement of the whole pipeline (for scanc --dump=halide).
+  std::string loweredStatement();
+};
+
+ChunkProgram buildForwardProgram(scan::RecurrenceOp forward);
+ChunkProgram buildBackwardProgram(scan::RecurrenceOp forward, scan::RecurrenceOp backward);
+
+}  // namespace scanforge::cpu

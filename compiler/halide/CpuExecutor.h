@@ -1,0 +1,61 @@
+// Runs a ChunkProgram over a whole batch and sequence: the batch is split across threads (each
+// with its own compiled copy of the program), time is cut into chunks that are processed in scan
+// order, and each state is carried from one chunk to the next.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "compiler/halide/ChunkProgram.h"
+
+namespace scanforge::cpu {
+
+// A dense row-major host tensor owned by the caller: [B, T, layout dims...] for per-step ports,
+// [B, layout dims...] for states, [layout dims...] for parameters.
+struct HostView {
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+};
+using HostViews = std::map<std::string, HostView>;
+
+// Compiled copies of one program, one per worker thread (a JIT pipeline is not shared across
+// threads). Built and JIT-compiled on first use.
+class ProgramPool {
+ public:
+  ProgramPool(std::function<ChunkProgram()> build, int copies, std::string label, bool verbose)
+      : build_(std::move(build)), programs_(copies), label_(std::move(label)), verbose_(verbose) {}
+  ChunkProgram &get(int copy);
+  int copies() const { return static_cast<int>(programs_.size()); }
+  double compileSeconds() const { return compileSeconds_; }
+
+ private:
+  std::function<ChunkProgram()> build_;
+  std::vector<std::unique_ptr<ChunkProgram>> programs_;
+  std::string label_;
+  bool verbose_;
+  std::mutex mutex_;
+  double compileSeconds_ = 0;
+};
+
+struct ChunkedRun {
+  int64_t batch = 0, steps = 0, chunk = 0;
+  std::vector<int64_t> dimSizes;  // per recurrence dimension
+  bool reverseChunks = false;     // process chunks from the last to the first
+  HostViews stepInputs, params;
+  HostViews start;                // initial value per program state ([B, ...]); missing = zeros
+  // Backward only: forward state at the forward start of each chunk, [B, chunks, state size].
+  const std::map<std::string, std::vector<float>> *checkpointsIn = nullptr;
+  HostViews stepOutputs;
+  HostViews finals;               // value after the last chunk per state ([B, ...]); optional
+  HostViews accums;               // parameter gradients, summed over batch and time; written
+  // Forward only: receives the state at the start of each chunk, [B, chunks, state size].
+  std::map<std::string, std::vector<float>> *checkpointsOut = nullptr;
+};
+
+void runChunked(ProgramPool &pool, const ChunkedRun &run);
+
+}  // namespace scanforge::cpu

@@ -1,0 +1,216 @@
+// The Halide CPU backend (through the public API) against the float64 reference interpreter, for
+// every model, both directions, with and without initial state, on odd shapes and with chunk
+// lengths that do not divide T. Bounds: relative error <= 1e-5 (f32 arithmetic) per tensor.
+#include <cstring>
+
+#include "compiler/api/Scanforge.h"
+#include "tests/compiler/ModelHarness.h"
+
+namespace scanforge::test {
+namespace {
+
+// f32 copies of float64 tensors, and views of them.
+struct Buffers {
+  std::map<std::string, std::vector<float>> data;
+  std::map<std::string, std::vector<int64_t>> shapes;
+
+  TensorViews add(const TensorMap &tensors, const std::string &suffix = "") {
+    TensorViews views;
+    for (auto &[name, t] : tensors) views[name] = add(name + suffix, t.shape, &t.data);
+    return views;
+  }
+  TensorView add(const std::string &key, const std::vector<int64_t> &shape, const std::vector<double> *values = nullptr) {
+    std::vector<float> &d = data[key];
+    d.assign(Tensor::count(shape), 0.0f);
+    if (values)
+      for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>((*values)[i]);
+    shapes[key] = shape;
+    return {d.data(), shape, ElemType::F32};
+  }
+  Tensor tensor(const std::string &key) const {
+    Tensor t(shapes.at(key));
+    const std::vector<float> &d = data.at(key);
+    for (size_t i = 0; i < d.size(); ++i) t.data[i] = d[i];
+    return t;
+  }
+};
+
+struct Case {
+  std::string model;
+  bool reverse;
+  bool withInitial;
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.model << (c.reverse ? " reverse" : "") << (c.withInitial ? " h0" : ""); }
+
+class CpuBackend : public ::testing::TestWithParam<Case> {};
+
+constexpr double kBound = 1e-5;
+
+void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Sizes &sizes, bool withInitial, uint32_t seed) {
+  Problem p = randomProblem(ref.forward, sizes, withInitial, seed);
+  reference::RunResult want = reference::run(ref.forward, p.in);
+  Gradients wantGrads = backwardGradients(ref.forward, ref.backward, p);
+
+  Buffers buf;
+  TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
+  TensorViews outputs, finals, outputGrads = buf.add(p.outputWeights, ".w"), finalGrads = buf.add(p.finalWeights, ".fw");
+  Shapes shapes = rec.shapesOf(inputs, params);
+  for (const Port &o : rec.signature().outputs) outputs[o.name] = buf.add("out." + o.name, shapes.step(o));
+  for (const Port &s : rec.signature().states) finals[s.name] = buf.add("final." + s.name, shapes.state(s));
+  SavedStates saved;
+  rec.forward(inputs, params, initial, outputs, finals, &saved);
+  for (auto &[name, t] : want.outputs) EXPECT_LE(relativeError(buf.tensor("out." + name), t), kBound) << "output " << name;
+  for (auto &[name, t] : want.finals) EXPECT_LE(relativeError(buf.tensor("final." + name), t), kBound) << "final " << name;
+
+  TensorViews inputGrads, paramGrads, initialGrads;
+  for (const Port &in : rec.signature().inputs) inputGrads[in.name] = buf.add("dx." + in.name, shapes.step(in));
+  for (const Port &par : rec.signature().params) paramGrads[par.name] = buf.add("dp." + par.name, shapes.param(par));
+  for (const Port &s : rec.signature().states) initialGrads[s.name] = buf.add("dh0." + s.name, shapes.state(s));
+  rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
+  for (auto &[name, t] : wantGrads.inputs) EXPECT_LE(relativeError(buf.tensor("dx." + name), t), kBound) << "input grad " << name;
+  for (auto &[name, t] : wantGrads.params) EXPECT_LE(relativeError(buf.tensor("dp." + name), t), kBound) << "param grad " << name;
+  for (auto &[name, t] : wantGrads.initial)
+    EXPECT_LE(relativeError(buf.tensor("dh0." + name), t), kBound) << "initial-state grad " << name;
+}
+
+TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
+  const Case &c = GetParam();
+  std::string source = readModel(c.model);
+  if (c.reverse) source = reversed(source);
+  auto ref = compileReference(source, c.model + ".scan");
+  ASSERT_TRUE(ref);
+  for (int64_t chunk : {0, 5}) {  // by rule (one chunk at these sizes), and 5: T=37 is 7 full chunks + 2 steps
+    CompileOptions options;
+    options.threads = 2;
+    options.chunk = chunk;
+    Recurrence rec = compileSource(c.model + ".scan", source, options);
+    const std::vector<Sizes> shapes = {
+        {3, 37, {{"d", 5}, {"n", 3}, {"k", 3}, {"e", 2}}},
+        {1, 1, {{"d", 1}, {"n", 3}, {"k", 1}, {"e", 1}}},
+        {2, 16, {{"d", 19}, {"n", 16}, {"k", 4}, {"e", 9}}},
+    };
+    uint32_t seed = 100;
+    for (const Sizes &sizes : shapes) {
+      SCOPED_TRACE(describe(sizes) + " chunk=" + std::to_string(chunk));
+      checkAgainstReference(*ref, rec, sizes, c.withInitial, seed++);
+    }
+  }
+}
+
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  for (const char *model : {"mingru", "minlstm", "selective_ssm", "glu_rnn", "linear_attention", "mingated", "lru"})
+    for (bool reverse : {false, true})
+      for (bool withInitial : {false, true}) cases.push_back({model, reverse, withInitial});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CpuBackend, ::testing::ValuesIn(allCases()),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return info.param.model + (info.param.reverse ? "_reverse" : "_forward") +
+                                  (info.param.withInitial ? "_h0" : "");
+                         });
+
+uint16_t toBf16(double v) {  // round to nearest even, as the backends do
+  float f = static_cast<float>(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+double fromBf16(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// bf16 inputs and outputs with f32 state: the reference gets the bf16-rounded inputs, so what is
+// left is the rounding of outputs and gradients to bf16 (relative 2^-8 per element).
+TEST(CpuBackendBf16, MinGruWithBf16PortsMatchesReference) {
+  const char *source = "recurrence mingru16(k[d]: bf16, u[d]: bf16) -> h[d]: bf16 {\n"
+                       "  z = sigmoid(k)\n  h = (1 - z) * h + z * g(u)\n}\n";
+  auto ref = compileReference(source, "mingru16.scan");
+  ASSERT_TRUE(ref);
+  Recurrence rec = compileSource("mingru16.scan", source);
+  EXPECT_EQ(rec.signature().inputs[0].type, ElemType::BF16);
+  Sizes sizes{2, 29, {{"d", 13}}};
+  Problem p = randomProblem(ref->forward, sizes, /*withInitial=*/true, 5);
+  std::map<std::string, std::vector<uint16_t>> half;
+  auto bf16View = [&](const std::string &key, Tensor &t) {
+    std::vector<uint16_t> &h = half[key];
+    for (double &v : t.data) {
+      h.push_back(toBf16(v));
+      v = fromBf16(h.back());  // the reference sees exactly what the backend reads
+    }
+    return TensorView{h.data(), t.shape, ElemType::BF16};
+  };
+  auto bf16Out = [&](const std::string &key, const std::vector<int64_t> &shape) {
+    half[key].assign(Tensor::count(shape), 0);
+    return TensorView{half[key].data(), shape, ElemType::BF16};
+  };
+  auto toTensor = [&](const std::string &key, const std::vector<int64_t> &shape) {
+    Tensor t(shape);
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = fromBf16(half[key][i]);
+    return t;
+  };
+  TensorViews inputs = {{"k", bf16View("k", p.in.inputs["k"])}, {"u", bf16View("u", p.in.inputs["u"])}};
+  Buffers buf;
+  TensorViews initial = buf.add(p.in.initial), finals = {{"h", buf.add("final", {2, 13})}};
+  TensorViews outputs = {{"h", bf16Out("h", {2, 29, 13})}};
+  SavedStates saved;
+  rec.forward(inputs, {}, initial, outputs, finals, &saved);
+  reference::RunResult want = reference::run(ref->forward, p.in);
+  EXPECT_LE(relativeError(toTensor("h", {2, 29, 13}), want.outputs.at("h")), 4e-3);
+  EXPECT_LE(relativeError(buf.tensor("final"), want.finals.at("h")), 1e-5);  // states stay f32
+
+  TensorViews outputGrads = {{"h", bf16View("dh", p.outputWeights["h"])}};
+  TensorViews inputGrads = {{"k", bf16Out("dk", {2, 29, 13})}, {"u", bf16Out("du", {2, 29, 13})}};
+  TensorViews initialGrads = {{"h", buf.add("dh0", {2, 13})}};
+  rec.backward(inputs, {}, saved, outputGrads, buf.add(p.finalWeights), inputGrads, {}, initialGrads);
+  Gradients g = backwardGradients(ref->forward, ref->backward, p);
+  EXPECT_LE(relativeError(toTensor("dk", {2, 29, 13}), g.inputs.at("k")), 4e-3);
+  EXPECT_LE(relativeError(toTensor("du", {2, 29, 13}), g.inputs.at("u")), 4e-3);
+  EXPECT_LE(relativeError(buf.tensor("dh0"), g.initial.at("h")), 1e-5);
+}
+
+TEST(CpuBackendApi, ShapeErrorsNameTheRecurrencePortAndShapes) {
+  Recurrence rec = compile(std::string(SCANFORGE_SOURCE_DIR) + "/models/mingru.scan");
+  std::vector<float> k(2 * 4 * 3), u(2 * 4 * 5), h(2 * 4 * 3);
+  TensorViews inputs = {{"k", {k.data(), {2, 4, 3}}}, {"u", {u.data(), {2, 4, 5}}}};
+  try {
+    rec.shapesOf(inputs, {});
+    ADD_FAILURE() << "mismatched d accepted";
+  } catch (const ShapeError &e) {
+    EXPECT_STREQ(e.what(), "mingru.forward: input 'u' has d = 5, but 'k' has d = 3");
+  }
+  inputs["u"] = {u.data(), {2, 4, 3}};
+  try {
+    SavedStates saved;
+    rec.forward(inputs, {}, {}, {{"h", {h.data(), {2, 4, 4}}}}, {}, &saved);
+    ADD_FAILURE() << "wrong output shape accepted";
+  } catch (const ShapeError &e) {
+    EXPECT_STREQ(e.what(), "mingru.forward: output 'h' has shape [2, 4, 4], expected [2, 4, 3]");
+  }
+  try {
+    rec.forward({{"k", {k.data(), {2, 4, 3}}}}, {}, {}, {}, {}, nullptr);
+    ADD_FAILURE() << "missing input accepted";
+  } catch (const ShapeError &e) {
+    EXPECT_STREQ(e.what(), "mingru.forward: missing input 'u'");
+  }
+}
+
+TEST(CpuBackendApi, CompileErrorsCarryTheDiagnostics) {
+  try {
+    compileSource("bad.scan", "recurrence f(k[d]) -> h[d] {\n  h = tanh(h) + k\n}\n");
+    ADD_FAILURE() << "a non-linear recurrence compiled";
+  } catch (const CompileError &e) {
+    EXPECT_NE(std::string(e.what()).find("bad.scan:2:7: error: the update of state 'h' is not linear in 'h'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace scanforge::test

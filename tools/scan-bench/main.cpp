@@ -1,0 +1,219 @@
+// scan-bench: times compiled recurrences on the CPU and reports, measured side by side in one run,
+// the achieved bandwidth on ideal bytes against a STREAM-style copy, and the time against PyTorch
+// CPU running the paper's log-space minGRU (papers/000, B.3) on the same shapes.
+//
+// Ideal bytes: forward = inputs read once + outputs written once; backward = inputs and output
+// gradients read once + input gradients written once (parameters and states are negligible).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "compiler/api/Scanforge.h"
+
+namespace {
+
+using namespace scanforge;
+using Clock = std::chrono::steady_clock;
+
+// The best of `repeats` timings after a warm-up, as STREAM reports (the machine may be shared).
+template <typename F>
+double bestMs(int repeats, F &&f) {
+  f();  // warm-up (and JIT compilation on first use)
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    auto begin = Clock::now();
+    f();
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+  }
+  return *std::min_element(times.begin(), times.end());
+}
+
+// STREAM's "copy" kernel, a[i] = b[i], over arrays far larger than the caches, split over the
+// threads; counts bytes read + written as STREAM does. (Built so that the compiler cannot turn the
+// loop into memcpy, whose non-temporal stores would not be what the recurrences' stores are.)
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) void copyLoop(float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; ++i) a[i] = b[i];
+}
+
+double copyBandwidthGBs(int threads, int repeats) {
+  const size_t n = size_t(1) << 26;  // 256 MiB per array
+  std::vector<float> a(n, 1.0f), b(n, 2.0f);
+  double ms = bestMs(repeats, [&] {
+    std::vector<std::thread> pool;
+    for (int w = 0; w < threads; ++w)
+      pool.emplace_back([&, w] {
+        size_t begin = n * w / threads, end = n * (w + 1) / threads;
+        copyLoop(a.data() + begin, b.data() + begin, end - begin);
+      });
+    for (auto &t : pool) t.join();
+  });
+  return 2.0 * n * sizeof(float) / (ms * 1e6);
+}
+
+struct Storage {
+  std::vector<std::unique_ptr<std::vector<float>>> blocks;
+  TensorView make(const std::vector<int64_t> &shape, std::mt19937 &gen, bool random) {
+    size_t n = 1;
+    for (int64_t s : shape) n *= static_cast<size_t>(s);
+    blocks.push_back(std::make_unique<std::vector<float>>(n, 0.0f));
+    if (random) {
+      std::normal_distribution<float> dist(0.0f, 1.0f);
+      for (float &v : *blocks.back()) v = dist(gen);
+    }
+    return {blocks.back()->data(), shape, ElemType::F32};
+  }
+};
+
+struct Result {
+  std::string name, shape;
+  double forwardMs, forwardBackwardMs, forwardBytes, backwardBytes, jitSeconds;
+};
+
+Result benchmark(const std::string &model, const std::map<std::string, int64_t> &dims, int64_t B, int64_t T,
+                 int threads, int repeats, int64_t chunk) {
+  CompileOptions options;
+  options.threads = threads;
+  options.chunk = chunk;
+  Recurrence rec = compile(model, options);
+  const Signature &sig = rec.signature();
+  std::mt19937 gen(42);
+  Storage storage;
+  Shapes shapes;
+  shapes.batch = B;
+  shapes.steps = T;
+  shapes.dims = dims;
+  TensorViews inputs, params, outputs, outputGrads, inputGrads, paramGrads;
+  double forwardBytes = 0, backwardBytes = 0;
+  auto bytes = [](const std::vector<int64_t> &shape) {
+    double n = 4;
+    for (int64_t s : shape) n *= static_cast<double>(s);
+    return n;
+  };
+  for (const Port &p : sig.inputs) {
+    inputs[p.name] = storage.make(shapes.step(p), gen, true);
+    inputGrads[p.name] = storage.make(shapes.step(p), gen, false);
+    forwardBytes += bytes(shapes.step(p));
+    backwardBytes += 2 * bytes(shapes.step(p));  // read the input, write its gradient
+  }
+  for (const Port &p : sig.params) {
+    params[p.name] = storage.make(shapes.param(p), gen, true);
+    // Decays must stay stable over thousands of steps.
+    if (p.name == "A")
+      for (float *v = static_cast<float *>(params[p.name].data), *e = v + storage.blocks.back()->size(); v != e; ++v)
+        *v = -std::abs(*v) - 0.5f;
+    paramGrads[p.name] = storage.make(shapes.param(p), gen, false);
+  }
+  for (const Port &p : sig.outputs) {
+    outputs[p.name] = storage.make(shapes.step(p), gen, false);
+    outputGrads[p.name] = storage.make(shapes.step(p), gen, true);
+    forwardBytes += bytes(shapes.step(p));
+    backwardBytes += bytes(shapes.step(p));
+  }
+  SavedStates saved;
+  auto begin = Clock::now();
+  rec.forward(inputs, params, {}, outputs, {}, &saved);
+  rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {});
+  double jit = std::chrono::duration<double>(Clock::now() - begin).count();
+  double fwd = bestMs(repeats, [&] { rec.forward(inputs, params, {}, outputs, {}, nullptr); });
+  double fwdBwd = bestMs(repeats, [&] {
+    rec.forward(inputs, params, {}, outputs, {}, &saved);
+    rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {});
+  });
+  std::ostringstream shape;
+  shape << "B=" << B << " T=" << T;
+  for (auto &[d, n] : dims) shape << " " << d << "=" << n;
+  return {sig.name, shape.str(), fwd, fwdBwd, forwardBytes, backwardBytes, jit};
+}
+
+nlohmann::json runPeer(const std::string &python, const std::string &script, int64_t B, int64_t T, int64_t D,
+                       int repeats, int threads) {
+  std::string cmd = python + " " + script + " " + std::to_string(B) + " " + std::to_string(T) + " " +
+                    std::to_string(D) + " " + std::to_string(repeats) + " " + std::to_string(threads);
+  FILE *pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return nullptr;
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, pipe)) out += buf;
+  if (pclose(pipe) != 0 || out.empty()) return nullptr;
+  return nlohmann::json::parse(out, nullptr, false);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"scan-bench: CPU benchmarks of compiled recurrences against copy bandwidth and PyTorch", "scan-bench"};
+  std::string models = std::string(SCANFORGE_SOURCE_DIR) + "/models";
+  int64_t B = 8, T = 4096, D = 512, N = 16;
+  int repeats = 5, threads = 0;
+  int64_t chunk = 0;
+  std::string only;
+  bool peers = true;
+  std::string python = "/usr/bin/python3";
+  app.add_option("--models", models, "directory holding mingru.scan and selective_ssm.scan");
+  app.add_option("-B", B, "batch");
+  app.add_option("-T", T, "sequence length");
+  app.add_option("-D", D, "channels");
+  app.add_option("-N", N, "state size of selective_ssm");
+  app.add_option("--repeats", repeats, "timed repetitions (the best is reported, as STREAM does)");
+  app.add_option("--threads", threads, "worker threads (0: one per core)");
+  app.add_flag("!--no-peers", peers, "skip the PyTorch peer");
+  app.add_option("--chunk", chunk, "time steps per chunk (0: by rule)");
+  app.add_option("--only", only, "run only this model of --models (default: mingru and selective_ssm)");
+  app.add_option("--python", python, "Python with torch (Debian's python3-torch)");
+  CLI11_PARSE(app, argc, argv);
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  try {
+    double copy = copyBandwidthGBs(threads, repeats);
+    std::vector<Result> results;
+    std::map<std::string, int64_t> dims = {{"d", D}, {"e", D}, {"n", N}, {"k", N}};
+    for (const std::string &model : only.empty() ? std::vector<std::string>{"mingru", "selective_ssm"}
+                                                 : std::vector<std::string>{only}) {
+      Recurrence probe = compile(models + "/" + model + ".scan");
+      std::map<std::string, int64_t> used;
+      for (const auto *ports : {&probe.signature().inputs, &probe.signature().params})
+        for (const Port &p : *ports)
+          for (const std::string &d : p.dims) used[d] = dims.count(d) ? dims.at(d) : D;
+      results.push_back(benchmark(models + "/" + model + ".scan", used, B, T, threads, repeats, chunk));
+    }
+    nlohmann::json peer = peers ? runPeer(python, std::string(SCANFORGE_SOURCE_DIR) + "/tools/scan-bench/pytorch_peer.py",
+                                          B, T, D, repeats, threads)
+                                : nullptr;
+    std::printf("machine: %d threads; STREAM-style copy %.2f GB/s\n\n", threads, copy);
+    std::printf("| recurrence | shape | pass | time (ms) | GB/s on ideal bytes | of copy | PyTorch log-space (ms) | speed-up |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    for (const Result &r : results) {
+      double fwdGB = r.forwardBytes / (r.forwardMs * 1e6);
+      double allGB = (r.forwardBytes + r.backwardBytes) / (r.forwardBackwardMs * 1e6);
+      bool isMingru = r.name == "mingru" && peer.is_object();
+      auto peerCell = [&](const char *key, double ours) {
+        if (!isMingru) return std::string("| – | – |");
+        char cell[96];
+        std::snprintf(cell, sizeof cell, "| %.1f | %.1f× |", peer[key].get<double>(), peer[key].get<double>() / ours);
+        return std::string(cell);
+      };
+      std::printf("| %s | %s | forward | %.1f | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(), r.forwardMs, fwdGB,
+                  100 * fwdGB / copy, peerCell("forward_ms", r.forwardMs).c_str());
+      std::printf("| %s | %s | forward+backward | %.1f | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(),
+                  r.forwardBackwardMs, allGB, 100 * allGB / copy, peerCell("forward_backward_ms", r.forwardBackwardMs).c_str());
+    }
+    std::printf("\nJIT (first forward + backward):");
+    for (const Result &r : results) std::printf(" %s %.1f s;", r.name.c_str(), r.jitSeconds);
+    if (peer.is_object()) std::printf(" PyTorch %s, %d threads", peer["torch"].get<std::string>().c_str(), threads);
+    else if (peers) std::printf(" PyTorch peer unavailable (%s)", python.c_str());
+    std::printf("\n");
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "scan-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,158 @@
+#include "tools/scanc/Run.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "compiler/api/Scanforge.h"
+#include "compiler/mlir/Driver.h"
+#include "compiler/mlir/Target/Reference/Interpreter.h"
+
+namespace scanforge::scanc {
+namespace {
+
+constexpr double kBound = 1e-5;  // relative error of f32 arithmetic against float64
+
+// "b=2,t=64,d=16" -> sizes; b and t are required, every dimension of the recurrence too.
+std::map<std::string, int64_t> parseShape(const std::string &text) {
+  std::map<std::string, int64_t> sizes;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw ShapeError("--shape: expected name=size, got '" + item + "'");
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    char *end = nullptr;
+    long long size = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || size <= 0)
+      throw ShapeError("--shape: the size of '" + name + "' must be a positive integer, got '" + value + "'");
+    sizes[name] = size;
+  }
+  for (const char *required : {"b", "t"})
+    if (!sizes.count(required)) throw ShapeError(std::string("--shape: missing ") + required + "=<size>");
+  return sizes;
+}
+
+struct Tensors {
+  std::map<std::string, reference::Tensor> ref;   // float64 values
+  std::map<std::string, std::vector<float>> f32;  // the same values for the CPU backend
+  std::mt19937 gen;
+
+  explicit Tensors(unsigned seed) : gen(seed) {}
+
+  TensorView make(const std::string &key, const std::vector<int64_t> &shape, bool random) {
+    reference::Tensor t(shape);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    if (random)
+      for (double &v : t.data) {
+        do v = dist(gen);
+        while (std::fabs(v) < 0.05);  // never zero
+      }
+    std::vector<float> &f = f32[key];
+    f.assign(t.data.begin(), t.data.end());
+    ref[key] = std::move(t);
+    return {f.data(), shape, ElemType::F32};
+  }
+};
+
+double relativeError(const std::vector<float> &got, const reference::Tensor &want, double &maxAbs) {
+  double num = 0, den = 0;
+  maxAbs = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double diff = got[i] - want.data[i];
+    num += diff * diff;
+    den += want.data[i] * want.data[i];
+    maxAbs = std::max(maxAbs, std::fabs(diff));
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace
+
+int runAndCompare(const std::string &path, const std::string &shapeText, const std::string &recurrence, unsigned seed) {
+  CompileOptions options;
+  options.recurrence = recurrence;
+  Recurrence rec = compile(path, options);
+  const Signature &sig = rec.signature();
+  std::map<std::string, int64_t> sizes = parseShape(shapeText);
+  Shapes shapes;
+  shapes.batch = sizes.at("b");
+  shapes.steps = sizes.at("t");
+  for (const auto *ports : {&sig.inputs, &sig.params, &sig.outputs, &sig.states})
+    for (const Port &p : *ports)
+      for (const std::string &d : p.dims) {
+        if (!sizes.count(d)) throw ShapeError("--shape: missing the size of dimension '" + d + "' (of '" + p.name + "')");
+        shapes.dims[d] = sizes.at(d);
+      }
+  for (const Port &p : sig.inputs)
+    if (p.type == ElemType::BF16) throw ShapeError("scanc run: bf16 port '" + p.name + "' is not supported by run; use f32 ports");
+
+  Tensors t(seed);
+  TensorViews inputs, params, initial, outputs, finals, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads;
+  for (const Port &p : sig.inputs) inputs[p.name] = t.make("in." + p.name, shapes.step(p), true);
+  for (const Port &p : sig.params) params[p.name] = t.make("par." + p.name, shapes.param(p), true);
+  for (const Port &s : sig.states) {
+    initial[s.name] = t.make("init." + s.name, shapes.state(s), true);
+    finals[s.name] = t.make("final." + s.name, shapes.state(s), false);
+    finalGrads[s.name] = t.make("dfinal." + s.name, shapes.state(s), true);
+    initialGrads[s.name] = t.make("dinit." + s.name, shapes.state(s), false);
+  }
+  for (const Port &o : sig.outputs) {
+    outputs[o.name] = t.make("out." + o.name, shapes.step(o), false);
+    outputGrads[o.name] = t.make("dout." + o.name, shapes.step(o), true);
+  }
+  for (const Port &p : sig.inputs) inputGrads[p.name] = t.make("din." + p.name, shapes.step(p), false);
+  for (const Port &p : sig.params) paramGrads[p.name] = t.make("dpar." + p.name, shapes.param(p), false);
+
+  auto begin = std::chrono::steady_clock::now();
+  SavedStates saved;
+  rec.forward(inputs, params, initial, outputs, finals, &saved);
+  rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+
+  // The reference: the same compiled IR, interpreted in float64.
+  scan::Session session;
+  std::ostringstream errs;
+  mlir::OwningOpRef<mlir::ModuleOp> module = session.load(path, errs);
+  if (!module || mlir::failed(session.compile(*module))) throw CompileError(errs.str());
+  scan::RecurrenceOp fwd, bwd;
+  for (auto r : module->getOps<scan::RecurrenceOp>()) {
+    if (r.getSymName() == sig.name) fwd = r;
+    if (r.getSymName() == sig.name + ".backward") bwd = r;
+  }
+  reference::RunInputs in;
+  for (const Port &p : sig.inputs) in.inputs[p.name] = t.ref.at("in." + p.name);
+  for (const Port &p : sig.params) in.params[p.name] = t.ref.at("par." + p.name);
+  for (const Port &s : sig.states) in.initial[s.name] = t.ref.at("init." + s.name);
+  reference::RunResult f = reference::run(fwd, in, /*keepStates=*/true);
+  reference::RunInputs back;
+  back.inputs = in.inputs;
+  for (const Port &o : sig.outputs) back.inputs[o.name + ".grad"] = t.ref.at("dout." + o.name);
+  back.params = in.params;
+  back.saved = f.states;
+  back.savedInitial = in.initial;
+  for (const Port &s : sig.states) back.initial[s.name + ".adj"] = t.ref.at("dfinal." + s.name);
+  reference::RunResult b = reference::run(bwd, back);
+
+  std::printf("%s on the CPU backend vs the float64 reference interpreter (%s, seed %u, %.2f s including JIT)\n",
+              sig.name.c_str(), shapeText.c_str(), seed, seconds);
+  std::printf("  %-28s %14s %14s\n", "tensor", "max |error|", "relative");
+  bool ok = true;
+  auto report = [&](const std::string &label, const std::string &key, const reference::Tensor &want) {
+    double maxAbs;
+    double rel = relativeError(t.f32.at(key), want, maxAbs);
+    ok &= rel <= kBound;
+    std::printf("  %-28s %14.3e %14.3e%s\n", label.c_str(), maxAbs, rel, rel <= kBound ? "" : "  > bound");
+  };
+  for (const Port &o : sig.outputs) report("output " + o.name, "out." + o.name, f.outputs.at(o.name));
+  for (const Port &s : sig.states) report("final state " + s.name, "final." + s.name, f.finals.at(s.name));
+  for (const Port &p : sig.inputs) report("gradient of input " + p.name, "din." + p.name, b.outputs.at(p.name + ".grad"));
+  for (const Port &p : sig.params) report("gradient of param " + p.name, "dpar." + p.name, b.accums.at(p.name + ".grad"));
+  for (const Port &s : sig.states) report("gradient of initial " + s.name, "dinit." + s.name, b.finals.at(s.name + ".adj"));
+  std::printf("%s (bound: relative error <= %.0e)\n", ok ? "ok" : "FAILED", kBound);
+  return ok ? 0 : 1;
+}
+
+}  // namespace scanforge::scanc
