@@ -235,9 +235,24 @@ class Builder {
   }
   BoundInput &bindParam(scan::ParamOp p) { return bind(program_.params, "par", p.getName(), p.getDims(), false, false); }
 
-  Expr load(const BoundInput &in) const {
+  Expr load(const BoundInput &in) {
     Expr value = in.layout.perStep ? in.param(args(in.layout.dims, t_)) : in.param(args(in.layout.dims));
-    return in.layout.bf16 ? Halide::cast<float>(value) : value;
+    value = in.layout.bf16 ? Halide::cast<float>(value) : value;
+    // A parameter whose contiguous dimension is not its vector dimension is copied once per call
+    // into vector-first storage, so the loops that read it every step do not gather.
+    int vec = vectorDim(maskOf(in.layout.dims));
+    if (in.layout.perStep || in.layout.dims.size() < 2 || vec == in.layout.dims.back()) return value;
+    auto it = staged_.find(in.layout.name);
+    if (it == staged_.end()) {
+      Func f("staged_" + sanitize(in.layout.name));
+      f(pureVars(in.layout.dims)) = value;
+      f.compute_root();
+      storeVectorFirst(f, in.layout.dims, false);
+      reorderLoops(f, in.layout.dims, std::nullopt);
+      vectorizeStage(f, vec);
+      it = staged_.emplace(in.layout.name, f).first;
+    }
+    return it->second(args(in.layout.dims));
   }
 
   // ---- dimensions and variables ----
@@ -402,6 +417,7 @@ class Builder {
   std::map<int, Expr> extents_;
   Expr steps_;
   Graph graph_;
+  std::map<std::string, Func> staged_;
   ChunkProgram program_;
 };
 
