@@ -20,10 +20,13 @@
 #include <Halide.h>
 
 #include "compiler/api/Scanforge.h"
+#include "models/layers/SequenceModel.h"
+#include "runtime/core/Ops.h"
 
 namespace {
 
 using namespace scanforge;
+namespace config = scanforge::config;
 using Clock = std::chrono::steady_clock;
 
 // The best of `repeats` timings after a warm-up, as STREAM reports (the machine may be shared).
@@ -162,6 +165,40 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
   return {sig.name, shape.str(), fwd, fwdBwd, forwardBytes, backwardBytes, jit};
 }
 
+// Papers 000/003's speed comparison: one training step (forward + backward of a next-token loss)
+// of the block model with each mixer, at sequence lengths T; the sequential GRU and LSTM
+// backpropagate through time.
+void trainingStepComparison(const std::string &models, int64_t B, int64_t embed, int64_t layers,
+                            const std::vector<int64_t> &lengths, int repeats) {
+  std::printf("\ntraining step (forward + backward), B=%lld, %lld layers, embedding %lld, expansion 2, no conv/MLP:\n\n",
+              static_cast<long long>(B), static_cast<long long>(layers), static_cast<long long>(embed));
+  std::printf("| T | minGRU (ms) | minLSTM (ms) | GRU (ms) | LSTM (ms) | GRU / minGRU | LSTM / minLSTM |\n|---|---|---|---|---|---|---|\n");
+  for (int64_t T : lengths) {
+    std::map<std::string, double> ms;
+    for (const char *mixer : {"mingru", "minlstm", "gru", "lstm"}) {
+      config::ModelConfig m;
+      m.recurrence = mixer;
+      m.layers = layers;
+      m.embed = embed;
+      m.expansion = 2;
+      m.conv = false;
+      m.mlp = false;
+      models::SequenceModel model(m, {true, 65, 65}, 1, models);
+      Generator gen(2);
+      std::vector<int64_t> ids(static_cast<size_t>(B * T)), targets(ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = gen.uniformInt(65), targets[i] = gen.uniformInt(65);
+      Tensor input = Tensor::fromData<int64_t>({B, T}, ids), target = Tensor::fromData<int64_t>({B, T}, targets);
+      bool sequential = std::string(mixer) == "gru" || std::string(mixer) == "lstm";
+      ms[mixer] = bestMs(sequential ? 1 : repeats, [&] {
+        backward(crossEntropy(model.forward(input, true, gen), target));
+        for (const models::ModelParam &p : model.parameters()) p.param.variable.zeroGrad();
+      });
+    }
+    std::printf("| %lld | %.1f | %.1f | %.1f | %.1f | %.1f× | %.1f× |\n", static_cast<long long>(T), ms["mingru"],
+                ms["minlstm"], ms["gru"], ms["lstm"], ms["gru"] / ms["mingru"], ms["lstm"] / ms["minlstm"]);
+  }
+}
+
 nlohmann::json runPeer(const std::string &python, const std::string &script, int64_t B, int64_t T, int64_t D,
                        int repeats, int threads) {
   std::string cmd = python + " " + script + " " + std::to_string(B) + " " + std::to_string(T) + " " +
@@ -196,11 +233,18 @@ int main(int argc, char **argv) {
   app.add_flag("!--no-peers", peers, "skip the PyTorch peer");
   app.add_option("--chunk", chunk, "time steps per chunk (0: by rule)");
   app.add_option("--only", only, "run only this model of --models (default: mingru and selective_ssm)");
+  bool trainingStep = false;
+  app.add_flag("--training-step", trainingStep,
+               "instead: one training step of minGRU/minLSTM vs sequential GRU/LSTM models at T = 512 and 4096");
   app.add_option("--python", python, "Python with torch (Debian's python3-torch)");
   CLI11_PARSE(app, argc, argv);
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   try {
+    if (trainingStep) {
+      trainingStepComparison(models, 8, 64, 1, {512, 4096}, repeats);
+      return 0;
+    }
     double copy = copyBandwidthGBs(threads, repeats);
     double expRate = expRatePerSecond(threads, repeats);
     std::vector<Result> results;
