@@ -35,15 +35,7 @@ struct Buffers {
   }
 };
 
-struct Case {
-  std::string model;
-  bool reverse;
-  bool withInitial;
-};
-
-void PrintTo(const Case &c, std::ostream *os) { *os << c.model << (c.reverse ? " reverse" : "") << (c.withInitial ? " h0" : ""); }
-
-class CpuBackend : public ::testing::TestWithParam<Case> {};
+class CpuBackend : public ::testing::TestWithParam<ModelCase> {};
 
 constexpr double kBound = 1e-5;
 
@@ -75,9 +67,8 @@ void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Siz
 }
 
 TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
-  const Case &c = GetParam();
-  std::string source = readModel(c.model);
-  if (c.reverse) source = reversed(source);
+  const ModelCase &c = GetParam();
+  std::string source = caseSource(c);
   auto ref = compileReference(source, c.model + ".scan");
   ASSERT_TRUE(ref);
   for (int64_t chunk : {0, 5}) {  // by rule (one chunk at these sizes), and 5: T=37 is 7 full chunks + 2 steps
@@ -98,19 +89,7 @@ TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
   }
 }
 
-std::vector<Case> allCases() {
-  std::vector<Case> cases;
-  for (const char *model : {"mingru", "minlstm", "selective_ssm", "glu_rnn", "linear_attention", "mingated", "lru"})
-    for (bool reverse : {false, true})
-      for (bool withInitial : {false, true}) cases.push_back({model, reverse, withInitial});
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, CpuBackend, ::testing::ValuesIn(allCases()),
-                         [](const ::testing::TestParamInfo<Case> &info) {
-                           return info.param.model + (info.param.reverse ? "_reverse" : "_forward") +
-                                  (info.param.withInitial ? "_h0" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(Models, CpuBackend, ::testing::ValuesIn(allModelCases()), caseName);
 
 uint16_t toBf16(double v) {  // round to nearest even, as the backends do
   float f = static_cast<float>(v);

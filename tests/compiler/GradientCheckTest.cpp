@@ -6,17 +6,7 @@
 namespace scanforge::test {
 namespace {
 
-struct Case {
-  std::string model;
-  bool reverse;
-  bool withInitial;
-};
-
-std::string caseName(const ::testing::TestParamInfo<Case> &info) {
-  return info.param.model + (info.param.reverse ? "_reverse" : "_forward") + (info.param.withInitial ? "_h0" : "");
-}
-
-class GradientCheck : public ::testing::TestWithParam<Case> {};
+class GradientCheck : public ::testing::TestWithParam<ModelCase> {};
 
 // Central difference of the loss in every element of `target`, which lives inside `in`.
 Tensor numericGradient(scan::RecurrenceOp fwd, const Problem &p, const reference::RunInputs &in, Tensor &target) {
@@ -61,12 +51,9 @@ void checkAll(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd, const Problem &p, 
       expectClose(g.initial.at(name), numericGradient(fwd, p, in, t), "initial state " + name, nonzero);
 }
 
-void PrintTo(const Case &c, std::ostream *os) { *os << c.model << (c.reverse ? " reverse" : "") << (c.withInitial ? " h0" : ""); }
-
 TEST_P(GradientCheck, BackwardMatchesFiniteDifferences) {
-  const Case &c = GetParam();
-  std::string source = readModel(c.model);
-  auto compiled = compileReference(c.reverse ? reversed(source) : source, c.model + ".scan");
+  const ModelCase &c = GetParam();
+  auto compiled = compileReference(caseSource(c), c.model + ".scan");
   ASSERT_TRUE(compiled);
   const std::vector<Sizes> shapes = {
       {2, 1, {{"d", 3}, {"n", 3}, {"k", 3}, {"e", 2}}},
@@ -83,15 +70,7 @@ TEST_P(GradientCheck, BackwardMatchesFiniteDifferences) {
   expectAllNonzero(nonzero);
 }
 
-std::vector<Case> allCases() {
-  std::vector<Case> cases;
-  for (const char *model : {"mingru", "minlstm", "selective_ssm", "glu_rnn", "linear_attention", "mingated", "lru"})
-    for (bool reverse : {false, true})
-      for (bool withInitial : {false, true}) cases.push_back({model, reverse, withInitial});
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, GradientCheck, ::testing::ValuesIn(allCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(Models, GradientCheck, ::testing::ValuesIn(allModelCases()), caseName);
 
 // A recurrence exercising every differentiable builtin, two states, a contraction, a parameter
 // broadcast and an output that reads the previous state.

@@ -13,6 +13,42 @@ struct Sizes {
   std::map<std::string, int64_t> dims;  // dimension name -> size
 };
 
+// Every model of models/, in each direction, with and without initial states: the cases each
+// backend test runs.
+struct ModelCase {
+  std::string model;
+  bool reverse;
+  bool withInitial;
+};
+
+inline const std::vector<std::string> &allModels() {
+  static const std::vector<std::string> models = {"mingru",   "minlstm",  "selective_ssm", "glu_rnn",
+                                                  "linear_attention", "mingated", "lru"};
+  return models;
+}
+
+inline std::vector<ModelCase> allModelCases() {
+  std::vector<ModelCase> cases;
+  for (const std::string &model : allModels())
+    for (bool reverse : {false, true})
+      for (bool withInitial : {false, true}) cases.push_back({model, reverse, withInitial});
+  return cases;
+}
+
+inline std::string caseName(const ::testing::TestParamInfo<ModelCase> &info) {
+  return info.param.model + (info.param.reverse ? "_reverse" : "_forward") + (info.param.withInitial ? "_h0" : "");
+}
+
+inline void PrintTo(const ModelCase &c, std::ostream *os) {
+  *os << c.model << (c.reverse ? " reverse" : "") << (c.withInitial ? " h0" : "");
+}
+
+// The case's source: the model, reversed when the case asks.
+inline std::string caseSource(const ModelCase &c) {
+  std::string source = readModel(c.model);
+  return c.reverse ? reversed(source) : source;
+}
+
 inline std::string describe(const Sizes &s) {
   std::string out = "B=" + std::to_string(s.B) + " T=" + std::to_string(s.T);
   for (auto &[d, n] : s.dims) out += " " + d + "=" + std::to_string(n);

@@ -138,20 +138,11 @@ std::map<std::string, HandLoop> handLoops() {
   return loops;
 }
 
-struct Case {
-  std::string model;
-  bool reverse;
-  bool withInitial;
-};
-
-void PrintTo(const Case &c, std::ostream *os) { *os << c.model << (c.reverse ? " reverse" : "") << (c.withInitial ? " h0" : ""); }
-
-class ReferenceForward : public ::testing::TestWithParam<Case> {};
+class ReferenceForward : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(ReferenceForward, MatchesHandWrittenLoops) {
-  const Case &c = GetParam();
-  std::string source = readModel(c.model);
-  auto compiled = compileReference(c.reverse ? reversed(source) : source, c.model + ".scan");
+  const ModelCase &c = GetParam();
+  auto compiled = compileReference(caseSource(c), c.model + ".scan");
   ASSERT_TRUE(compiled);
   EXPECT_EQ(compiled->forward.getReverse(), c.reverse);
   for (const Sizes &sizes : {Sizes{3, 37, {{"d", 4}, {"n", 3}, {"k", 3}, {"e", 2}}},
@@ -168,19 +159,11 @@ TEST_P(ReferenceForward, MatchesHandWrittenLoops) {
   }
 }
 
-std::vector<Case> allCases() {
-  std::vector<Case> cases;
-  for (auto &[model, loop] : handLoops())
-    for (bool reverse : {false, true})
-      for (bool withInitial : {false, true}) cases.push_back({model, reverse, withInitial});
-  return cases;
-}
+INSTANTIATE_TEST_SUITE_P(Models, ReferenceForward, ::testing::ValuesIn(allModelCases()), caseName);
 
-INSTANTIATE_TEST_SUITE_P(Models, ReferenceForward, ::testing::ValuesIn(allCases()),
-                         [](const ::testing::TestParamInfo<Case> &info) {
-                           return info.param.model + (info.param.reverse ? "_reverse" : "_forward") +
-                                  (info.param.withInitial ? "_h0" : "");
-                         });
+TEST(ReferenceForward, EveryModelHasAHandLoop) {
+  for (const std::string &model : allModels()) EXPECT_TRUE(handLoops().count(model)) << model;
+}
 
 TEST(ReferenceInterpreter, ReportsMissingAndMismatchedTensors) {
   auto compiled = compileReference(readModel("mingru"), "mingru.scan");

@@ -4,20 +4,10 @@
 #include "runtime/core/Error.h"
 #include "runtime/core/Ops.h"
 #include "tests/runtime/GradCheck.h"
+#include "tests/runtime/ErrorOf.h"
 
 namespace scanforge::test {
 namespace {
-
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a RuntimeError";
-  return "";
-}
 
 Variable param(std::initializer_list<double> values) {
   return Variable(Tensor::fromData<double>({static_cast<int64_t>(values.size())}, values), true);

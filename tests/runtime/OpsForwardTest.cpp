@@ -6,6 +6,7 @@
 
 #include "runtime/core/Error.h"
 #include "runtime/core/Ops.h"
+#include "tests/runtime/ErrorOf.h"
 
 namespace scanforge::test {
 namespace {
@@ -21,17 +22,6 @@ void expectValues(const Variable &v, const std::vector<double> &expected, double
 }
 
 // Runs `f` and returns the RuntimeError's message (failing the test if nothing is thrown).
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a RuntimeError";
-  return "";
-}
-
 TEST(OpsForward, Activations) {
   Variable x = var({4}, {-1, 0, 1, 2});
   expectValues(sigmoid(x), {0.2689414213699951, 0.5, 0.7310585786300049, 0.8807970779778823});

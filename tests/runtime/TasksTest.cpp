@@ -12,20 +12,10 @@
 #include "models/data/LinearAttentionTeacher.h"
 #include "runtime/core/Error.h"
 #include "runtime/core/ops/CrossEntropy.h"
+#include "tests/runtime/ErrorOf.h"
 
 namespace scanforge::tasks {
 namespace {
-
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a RuntimeError";
-  return "";
-}
 
 std::vector<int64_t> ints(const Tensor &t) {
   const int64_t *p = t.data<int64_t>();

@@ -8,20 +8,10 @@
 #include "runtime/core/CpuAllocator.h"
 #include "runtime/core/Error.h"
 #include "runtime/core/Tensor.h"
+#include "tests/runtime/ErrorOf.h"
 
 namespace scanforge::test {
 namespace {
-
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a RuntimeError";
-  return "";
-}
 
 Tensor iota(const Shape &shape) {
   Tensor t = Tensor::empty(shape, DType::F64);
