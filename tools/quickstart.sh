@@ -5,6 +5,8 @@
 # corpus at ../shared/data/tinyshakespeare.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so any clone of the project reuses the cache.
+export CCACHE_BASEDIR="$PWD"
 tools/install-deps.sh
 cmake --preset default >/dev/null
 cmake --build --preset default
