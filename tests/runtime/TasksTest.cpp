@@ -17,6 +17,8 @@
 namespace scanforge::tasks {
 namespace {
 
+using test::errorOf;
+
 std::vector<int64_t> ints(const Tensor &t) {
   const int64_t *p = t.data<int64_t>();
   return std::vector<int64_t>(p, p + t.numel());

@@ -12,6 +12,7 @@
 #include "dsl/Parser.h"
 #include "dsl/Printer.h"
 #include "dsl/Sema.h"
+#include "tools/scanc/CudaCommands.h"
 #include "tools/scanc/Run.h"
 
 namespace {
@@ -27,16 +28,21 @@ const char *kExamples = R"(Stages for --dump:
   scan              the scan dialect as lowered from the DSL
   after-each-pass   the module after every pass of the pipeline (forward and generated backward)
   halide            the Halide statements of the CPU programs (forward, then backward)
+  cuda              the generated CUDA kernels and their launch manifest (docs/cuda.md)
+  ptx               the kernels' PTX from NVRTC for --arch (default sm_90); --dim n=16 sizes a
+                    register dimension
 
 Examples:
   scanc check models/*.scan                       check files; print diagnostics
   scanc --dump=ast models/mingru.scan             print the checked syntax tree
   scanc --dump=after-each-pass models/mingru.scan watch the backward pass being generated
+  scanc --dump=cuda models/mingru.scan            the CUDA kernels, forward and backward
+  scanc --emit-package pkg models/*.scan          a kernel package for a GPU machine without MLIR
   scanc run models/selective_ssm.scan --shape b=2,t=64,d=16,n=4
                                                   forward+backward on the CPU vs the reference
 )";
 
-const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass", "halide"};
+const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass", "halide", "cuda", "ptx"};
 
 // Loads, parses and checks one file; prints diagnostics to stderr. Returns false on any error.
 bool loadAndCheck(const std::string &path, std::optional<dsl::SourceFile> &file, dsl::Module &module) {
@@ -98,7 +104,8 @@ std::vector<std::string> splitList(const std::string &list) {
   return items;
 }
 
-int runDump(const std::vector<std::string> &stages, const std::vector<std::string> &files) {
+int runDump(const std::vector<std::string> &stages, const std::vector<std::string> &files,
+            const tools::CudaOptions &cudaOptions) {
   std::set<std::string> want;
   for (const std::string &stage : stages) {
     if (std::find(kStages.begin(), kStages.end(), stage) == kStages.end()) {
@@ -141,6 +148,12 @@ int runDump(const std::vector<std::string> &stages, const std::vector<std::strin
       std::cout << "// ----- " << path << ": Halide CPU program, forward -----\n" << rec.halideStatement(false)
                 << "// ----- " << path << ": Halide CPU program, backward -----\n" << rec.halideStatement(true);
     }
+    if (want.count("cuda") || want.count("ptx")) {
+      llvm::outs().flush();
+      int cudaStatus = tools::dumpCuda(session, *module, path, want.count("cuda"), want.count("ptx"), cudaOptions);
+      if (cudaStatus == kInternalError) return cudaStatus;
+      status = std::max(status, cudaStatus);
+    }
     llvm::outs().flush();
   }
   return status;
@@ -155,6 +168,8 @@ int run(int argc, char **argv) {
   std::vector<std::string> files;
   app.add_option("--dump", dumpList, "print these stages of FILE, comma-separated (see below)");
   app.add_option("files", files, "the .scan files")->check(CLI::ExistingFile);
+  tools::CudaOptions cudaOptions;
+  tools::addCudaOptions(app, cudaOptions);
 
   auto *check = app.add_subcommand("check", "check .scan files and print diagnostics");
   std::vector<std::string> checkFiles;
@@ -190,7 +205,8 @@ int run(int argc, char **argv) {
     std::cerr << "scanc: error: no input files\n" << app.help();
     return kUserError;
   }
-  if (!dumpList.empty()) return runDump(splitList(dumpList), files);
+  if (!cudaOptions.packageDir.empty()) return tools::emitPackage(cudaOptions, files);
+  if (!dumpList.empty()) return runDump(splitList(dumpList), files, cudaOptions);
   return runCheck(files);
 }
 

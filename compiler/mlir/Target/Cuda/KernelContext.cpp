@@ -1,0 +1,262 @@
+#include "compiler/mlir/Target/Cuda/KernelContext.h"
+
+#include "compiler/mlir/Target/Cuda/KernelPrinter.h"
+
+namespace scanforge::cuda {
+
+using mlir::Operation;
+using mlir::Value;
+
+std::string conjunction(const std::vector<std::string> &conditions) {
+  std::string out;
+  for (const std::string &c : conditions) out += (out.empty() ? "" : " && ") + c;
+  return out;
+}
+std::string ifGuard(const std::string &guard) { return guard.empty() ? "" : "if (" + guard + ") "; }
+std::string guarded(const std::string &guard, const std::string &value) {
+  return guard.empty() ? value : guard + " ? " + value + " : 0.0f";
+}
+// base * extent + offset, leaving out a factor 1 and a term 0.
+std::string linear(const std::string &base, const std::string &extent, const std::string &offset) {
+  std::string out = extent == "1" ? base : "(" + base + ") * " + extent;
+  return offset == "0" ? out : out + " + " + offset;
+}
+std::string indexed(const std::string &var, const std::string &index) {
+  return index.empty() ? var : var + "[" + index + "]";
+}
+std::string stateVar(const std::string &prefix, int k) { return prefix + std::to_string(k); }
+std::string accumVar(size_t k) { return "acc" + std::to_string(k); }
+
+OpList slice(scan::RecurrenceOp rec, llvm::ArrayRef<Operation *> roots) {
+  OpSet need;
+  std::vector<Operation *> work(roots.begin(), roots.end());
+  while (!work.empty()) {
+    Operation *op = work.back();
+    work.pop_back();
+    if (!need.insert(op).second) continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp()) work.push_back(def);
+  }
+  OpList out;
+  for (Operation &op : rec.getBodyBlock())
+    if (need.count(&op)) out.push_back(&op);
+  return out;
+}
+
+namespace {
+
+// Parameters, constants and pure math on them.
+OpSet invariants(scan::RecurrenceOp rec) {
+  OpSet out;
+  for (Operation &op : rec.getBodyBlock()) {
+    bool pure = llvm::isa<scan::ParamOp>(op) || ValuePrinter::isMath(&op);
+    bool fromInvariants = llvm::all_of(op.getOperands(), [&](Value v) { return out.count(v.getDefiningOp()); });
+    if (pure && fromInvariants) out.insert(&op);
+  }
+  return out;
+}
+
+OpList updatesOf(scan::RecurrenceOp rec, const std::function<bool(llvm::StringRef)> &keep) {
+  OpList out;
+  for (scan::UpdateOp up : rec.getBodyBlock().getOps<scan::UpdateOp>())
+    if (keep(up.getName())) out.push_back(up);
+  return out;
+}
+
+}  // namespace
+
+KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const ThreadLayout &layout,
+                             const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims)
+    : info(info),
+      fwd(forward),
+      layout(layout),
+      exprs(dims.table(), layout.channelDims(), layout.registerDims()),
+      values(info.op, dims, exprs, "v"),
+      invariant(invariants(info.op)) {
+  scan::RecurrenceOp rec = info.op;
+  stem = kernelStem(rec.getSymName());
+  block = !layout.channelDims() ? 32 : layout.registerDims() ? 64 : 128;
+  channels = exprs.formulaExtent(exprs.dimsOf(exprs.channelDims()));
+  for (Operation &op : rec.getBodyBlock()) fullOps.push_back(&op);
+  summaryOps = slice(rec, updatesOf(rec, [](llvm::StringRef) { return true; }));
+  if (forward) {
+    fwdValues.emplace(forward->op, *forwardDims, exprs, "f");
+    fwdInvariant = invariants(forward->op);
+    recomputed = info.recomputed();
+    recomputeOps = slice(forward->op, updatesOf(forward->op, [&](llvm::StringRef s) { return isRecomputed(s); }));
+  }
+  std::string floats;
+  for (const SavedDesc *s : recomputed) {
+    slotOffset_[s->state.name] = floats.empty() ? "0" : floats;
+    floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
+  }
+  for (Operation *op : fullOps)
+    if (llvm::isa<scan::OutputOp, scan::AccumOp>(op) && warpReduced(op)) warpCollectives = true;
+  declareBuffers();
+}
+
+// ---- buffers ----
+
+void KernelContext::addBuffer(const std::string &name, const std::string &role, bool bf16,
+                              std::vector<std::string> shape, bool optional) {
+  if (bufferIndex_.count(name)) return;
+  bufferIndex_[name] = buffers.size();
+  buffers.push_back(BufferSpec{name, role, bf16 ? "bf16" : "f32", std::move(shape), optional});
+  std::string base = "buf_" + identifier(name), c = base;
+  for (int n = 2; takenNames_.count(c); ++n) c = base + "_" + std::to_string(n);
+  takenNames_.insert(c);
+  cNames_[name] = c;
+}
+
+const BufferSpec &KernelContext::buffer(const std::string &name) const { return buffers.at(bufferIndex_.at(name)); }
+const std::string &KernelContext::cName(const std::string &buffer) const { return cNames_.at(buffer); }
+
+std::vector<std::string> KernelContext::dimShape(const PortDesc &p, std::vector<std::string> lead) const {
+  for (int d : p.layout) lead.push_back(exprs.name(d));
+  return lead;
+}
+
+std::vector<std::string> KernelContext::chunkShape(const PortDesc &state) const {
+  return {"$B", "$NC", exprs.formulaExtent(exprs.dimsOf(state.mask & exprs.registerDims())), channels};
+}
+
+void KernelContext::declareBuffers() {
+  bool backward = fwd != nullptr;
+  for (const PortDesc &p : info.inputs) addBuffer(p.name, "input", p.bf16, dimShape(p, {"$B", "$T"}));
+  if (backward)  // the recomputation reads forward inputs (the backward declares them all too)
+    for (const PortDesc &p : fwd->inputs) addBuffer(p.name, "input", p.bf16, dimShape(p, {"$B", "$T"}));
+  for (const PortDesc &p : info.params) addBuffer(p.name, "param", false, dimShape(p, {}));
+  if (backward)
+    for (const PortDesc &p : fwd->params) addBuffer(p.name, "param", false, dimShape(p, {}));
+  for (const SavedDesc &s : info.saved) {
+    if (!s.used) continue;
+    if (s.output) {
+      addBuffer(s.output->name, "forward_output", false, dimShape(*s.output, {"$B", "$T"}));
+      addBuffer(initialOf(s.state.name), "forward_initial_state", false, dimShape(s.state, {"$B"}), true);
+    } else {
+      addBuffer(checkpointsOf(s.state.name), "checkpoint", false, chunkShape(s.state));
+    }
+  }
+  for (const PortDesc &p : info.outputs) {
+    addBuffer(p.name, "output", p.bf16, dimShape(p, {"$B", "$T"}));
+    if (partialOutput(p.name)) {
+      if (p.bf16) addBuffer(f32SumOf(p.name), "workspace", false, dimShape(p, {"$B", "$T"}));
+      zeroInit.push_back(p.bf16 ? f32SumOf(p.name) : p.name);
+    }
+  }
+  for (const PortDesc &p : info.accums) {
+    addBuffer(p.name, "accum", false, dimShape(p, {}));
+    zeroInit.push_back(p.name);
+  }
+  for (const PortDesc &s : info.states) {
+    addBuffer(initialOf(s.name), "initial_state", false, dimShape(s, {"$B"}), true);
+    addBuffer(finalOf(s.name), "final_state", false, dimShape(s, {"$B"}), true);
+    // A forward's carries are its checkpoints (kept by the caller for the backward); a
+    // backward's are scratch.
+    addBuffer(checkpointsOf(s.name), backward ? "workspace" : "checkpoint", false, chunkShape(s), !backward);
+    addBuffer(chunkDecayOf(s.name), "workspace", false, chunkShape(s));
+    addBuffer(chunkLocalOf(s.name), "workspace", false, chunkShape(s));
+  }
+}
+
+// ---- recomputation ----
+
+bool KernelContext::isRecomputed(llvm::StringRef state) const {
+  return llvm::any_of(recomputed, [&](const SavedDesc *s) { return s->state.name == state; });
+}
+
+bool KernelContext::needsRecompute(const OpList &ops) const {
+  return llvm::any_of(ops, [&](Operation *op) {
+    auto saved = llvm::dyn_cast<scan::SavedOp>(op);
+    return saved && isRecomputed(saved.getName());
+  });
+}
+
+std::string KernelContext::recomputeFloats() const {
+  std::string floats;
+  for (const SavedDesc *s : recomputed) floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
+  return floats;
+}
+
+std::string KernelContext::recomputeBytesPerStep() const {
+  if (recomputed.empty()) return "0";
+  std::string floats;
+  for (const SavedDesc *s : recomputed)
+    floats += (floats.empty() ? "" : "+") + exprs.formulaExtent(exprs.dimsOf(s->state.mask & exprs.registerDims()));
+  return std::to_string(block * 4) + "*(" + floats + ")";
+}
+
+// Shared memory holds, per thread, the recomputed forward states of each step of the chunk; the
+// thread index is fastest, so a warp's accesses fall in distinct banks.
+std::string KernelContext::slotElement(const PortDesc &state, const std::string &slot) const {
+  std::string index = exprs.registerIndex(state.mask);
+  std::string within = slotOffset_.at(state.name) + (index.empty() ? "" : " + " + index);
+  return "sf_smem[((" + slot + ") * sf_recompute_floats + " + within + ") * " + std::to_string(block) +
+         " + threadIdx.x]";
+}
+
+// ---- ports, offsets and guards ----
+
+const PortDesc &KernelContext::port(const std::vector<PortDesc> &list, llvm::StringRef name) const {
+  return *llvm::find_if(list, [&](const PortDesc &p) { return p.name == name; });
+}
+
+const PortDesc &KernelContext::param(scan::ParamOp p) const {
+  for (const PortDesc &d : info.params)
+    if (d.name == p.getName()) return d;
+  return port(fwd->params, p.getName());
+}
+
+bool KernelContext::partialOutput(const std::string &name) const {
+  for (scan::OutputOp out : scan::RecurrenceOp(info.op).getBodyBlock().getOps<scan::OutputOp>())
+    if (out.getName() == name) return layout.partialOver(out.getValue()) != 0;
+  return false;
+}
+
+// A per-thread term written to a port without channel dimensions: every lane of a warp adds to
+// the same element, so the warp sums first (sf_atomic_add_warp).
+bool KernelContext::warpReduced(Operation *sink) const {
+  llvm::StringRef name = sink->getAttrOfType<mlir::StringAttr>("name").getValue();
+  const PortDesc &p = port(llvm::isa<scan::OutputOp>(sink) ? info.outputs : info.accums, name);
+  return layout.partialOver(sink->getOperand(0)) && !(p.mask & exprs.channelDims());
+}
+
+size_t KernelContext::accumIndex(llvm::StringRef name) const {
+  return static_cast<size_t>(llvm::find_if(info.accums, [&](const PortDesc &p) { return p.name == name; }) -
+                             info.accums.begin());
+}
+
+std::vector<scan::AccumOp> KernelContext::accumOps() const {
+  auto ops = scan::RecurrenceOp(info.op).getBodyBlock().getOps<scan::AccumOp>();
+  return {ops.begin(), ops.end()};
+}
+
+std::string KernelContext::rowOffset(const PortDesc &p, const std::string &t) const {
+  return linear("sf_bT + " + t, exprs.extent(p.layout), exprs.offset(p.layout));
+}
+
+std::string KernelContext::stateOffset(const PortDesc &s) const {
+  return linear("(long long)b", exprs.extent(s.layout), exprs.offset(s.layout));
+}
+
+std::string KernelContext::chunkOffset(const PortDesc &s) const {
+  std::string count = exprs.registerCount(s.mask), index = exprs.registerIndex(s.mask);
+  std::string row = count == "1" ? "(long long)b * NC + sf_c" : linear("(long long)b * NC + sf_c", count, index);
+  return linear(row, "sf_channels", "sf_q");
+}
+
+// Threads that would write the same element (they differ only in channel dimensions the port
+// lacks, and that are not summed over) leave it to the one at index 0; with warp collectives,
+// lanes past the last channel write nothing.
+std::string KernelContext::guardFor(DimMask port, DimMask partial, bool collectives) const {
+  std::vector<std::string> conditions;
+  if (collectives) conditions.push_back("sf_active");
+  for (int d : exprs.dimsOf(exprs.channelDims() & ~port & ~partial)) conditions.push_back(exprs.indexExpr(d) + " == 0");
+  return conjunction(conditions);
+}
+
+std::string KernelContext::stateElement(const std::string &var, const PortDesc &s) const {
+  return indexed(var, exprs.registerIndex(s.mask));
+}
+
+}  // namespace scanforge::cuda

@@ -1,0 +1,94 @@
+// What every kernel of one recurrence shares: its ports, the thread layout, the value printers,
+// the ops each kind of step loop runs, the buffers and their C names, the layout of recomputed
+// forward states in shared memory, and the C expressions for offsets and write guards.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "compiler/mlir/Target/Cuda/KernelSpecs.h"
+#include "compiler/mlir/Target/Cuda/RecurrenceInfo.h"
+#include "compiler/mlir/Target/Cuda/ThreadLayout.h"
+#include "compiler/mlir/Target/Cuda/ValuePrinter.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace scanforge::cuda {
+
+using OpList = std::vector<mlir::Operation *>;
+using OpSet = llvm::DenseSet<mlir::Operation *>;
+
+struct KernelContext {
+  KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const ThreadLayout &layout,
+                const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims);
+
+  const RecurrenceInfo &info;
+  const RecurrenceInfo *fwd;  // a backward's forward recurrence
+  const ThreadLayout &layout;
+  DimExprs exprs;
+  ValuePrinter values;                   // this recurrence's values ("v3")
+  std::optional<ValuePrinter> fwdValues; // a backward's recomputed forward values ("f3")
+  OpSet invariant, fwdInvariant;         // computed once per thread, before the time loop
+  OpList fullOps;                        // the whole step
+  OpList summaryOps;                     // what the state updates need (chunk summaries)
+  OpList recomputeOps;                   // a backward: the forward updates of recomputed states
+  std::vector<const SavedDesc *> recomputed;
+  int block = 0;                         // threads per block
+  std::string stem;                      // kernel-name stem
+  std::string channels;                  // threads per batch element, as a formula
+  bool warpCollectives = false;          // full steps reduce partial sums across a warp
+
+  // ---- buffers ----
+  std::vector<BufferSpec> buffers;       // in declaration order
+  std::vector<std::string> zeroInit;
+  const BufferSpec &buffer(const std::string &name) const;
+  const std::string &cName(const std::string &buffer) const;
+
+  // ---- forward states recomputed into shared memory ----
+  bool isRecomputed(llvm::StringRef state) const;
+  bool needsRecompute(const OpList &ops) const;
+  std::string recomputeFloats() const;        // per thread and step, a C expression
+  std::string recomputeBytesPerStep() const;  // per block and step, a formula ("0" if none)
+  // The shared-memory slot of one element of `state` at chunk step `slot`.
+  std::string slotElement(const PortDesc &state, const std::string &slot) const;
+
+  // ---- ports, offsets and guards ----
+  const PortDesc &port(const std::vector<PortDesc> &list, llvm::StringRef name) const;
+  const PortDesc &param(scan::ParamOp p) const;  // of this recurrence or of its forward
+  bool partialOutput(const std::string &name) const;
+  size_t accumIndex(llvm::StringRef name) const;
+  std::vector<scan::AccumOp> accumOps() const;
+  std::string rowOffset(const PortDesc &p, const std::string &t) const;  // [B, T, dims] at (b, t)
+  std::string stateOffset(const PortDesc &s) const;                      // [B, dims] at b
+  std::string chunkOffset(const PortDesc &s) const;                      // [B, NC, regs, channels] at (b, sf_c)
+  // The condition for this thread to write an element of a port with dims `port` (see .cpp).
+  std::string guardFor(DimMask port, DimMask partial, bool collectives) const;
+  std::string stateElement(const std::string &var, const PortDesc &s) const;
+
+ private:
+  void declareBuffers();
+  void addBuffer(const std::string &name, const std::string &role, bool bf16, std::vector<std::string> shape,
+                 bool optional = false);
+  std::vector<std::string> dimShape(const PortDesc &p, std::vector<std::string> lead) const;
+  std::vector<std::string> chunkShape(const PortDesc &state) const;
+  bool warpReduced(mlir::Operation *sink) const;
+
+  std::map<std::string, size_t> bufferIndex_;
+  std::map<std::string, std::string> cNames_;
+  std::set<std::string> takenNames_;
+  std::map<std::string, std::string> slotOffset_;
+};
+
+// Small pieces of generated C.
+std::string conjunction(const std::vector<std::string> &conditions);  // "a && b"
+std::string ifGuard(const std::string &guard);                        // "if (g) " or ""
+std::string guarded(const std::string &guard, const std::string &value);  // "g ? v : 0.0f"
+std::string linear(const std::string &base, const std::string &extent, const std::string &offset);
+std::string indexed(const std::string &var, const std::string &index);  // "v[i]" or "v"
+std::string stateVar(const std::string &prefix, int k);                 // "s0"
+std::string accumVar(size_t k);                                         // "acc0"
+
+// The ops of `rec` that `roots` need, roots included, in body order.
+OpList slice(scan::RecurrenceOp rec, llvm::ArrayRef<mlir::Operation *> roots);
+
+}  // namespace scanforge::cuda

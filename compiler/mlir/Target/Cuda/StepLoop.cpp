@@ -1,0 +1,203 @@
+#include "compiler/mlir/Target/Cuda/StepLoop.h"
+
+namespace scanforge::cuda {
+
+using mlir::Operation;
+using mlir::Value;
+
+OpList liveOps(const OpList &ops, Mode mode) {
+  OpSet live;
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Operation *op = *it;
+    bool sink = llvm::isa<scan::UpdateOp>(op) || (mode == Mode::Full && llvm::isa<scan::OutputOp, scan::AccumOp>(op));
+    bool used = llvm::any_of(op->getUsers(), [&](Operation *user) { return live.count(user) > 0; });
+    if (sink || used) live.insert(op);
+  }
+  OpList out;
+  for (Operation *op : ops)
+    if (live.count(op)) out.push_back(op);
+  return out;
+}
+
+namespace {
+
+// A tensor a step loop reads at every step, through the prefetch ring.
+struct StepLoad {
+  Value value;
+  const PortDesc *input = nullptr;   // an input tensor [B, T, dims]
+  const SavedDesc *saved = nullptr;  // or a forward state kept in a forward output
+};
+
+class StepPrinter {
+ public:
+  StepPrinter(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives)
+      : w_(w), k_(k), loop_(loop), vp_(*loop.values), collectives_(collectives), printed_(loop.ops.begin(), loop.ops.end()) {}
+
+  void print() {
+    std::vector<StepLoad> loads = loadsOf();
+    // Deep prefetch for scalar inputs; one step ahead when a thread loads whole register arrays.
+    bool arrays = llvm::any_of(loads, [&](const StepLoad &l) { return vp_.dimsOf(l.value) & k_.exprs.registerDims(); });
+    std::string depth = arrays ? "1" : "4";
+    w_.open("");
+    w_.line("const int sf_len = sf_hi - sf_lo;");
+    for (const StepLoad &l : loads) {
+      std::string count = k_.exprs.registerCount(vp_.dimsOf(l.value));
+      w_.line("float " + ring(l) + "[" + depth + "]" + (count == "1" ? "" : "[" + count + "]") + " = {};");
+    }
+    if (!loads.empty()) {
+      w_.line("#pragma unroll");
+      w_.open("for (int sf_j = 0; sf_j < " + depth + "; ++sf_j)");
+      w_.open("if (sf_j < sf_len)");
+      w_.line("const int sf_t = " + stepTime("sf_j") + ";");
+      for (const StepLoad &l : loads) printLoad(l, "sf_t");
+      w_.close().close();
+    }
+    w_.open("for (int sf_i0 = 0; sf_i0 < sf_len; sf_i0 += " + depth + ")");
+    w_.line("#pragma unroll");
+    w_.open("for (int sf_j = 0; sf_j < " + depth + "; ++sf_j)");
+    w_.line("const int sf_i = sf_i0 + sf_j;");
+    w_.open("if (sf_i < sf_len)");
+    w_.line("const int t = " + stepTime("sf_i") + ";");
+    for (const StepLoad &l : loads)
+      vp_.assign(w_, l.value, [&] { return indexed(ring(l) + "[sf_j]", k_.exprs.registerIndex(vp_.dimsOf(l.value))); });
+    if (!loads.empty()) {
+      w_.open("if (sf_i + " + depth + " < sf_len)");
+      w_.line("const int sf_tn = " + stepTime("sf_i + " + depth) + ";");
+      for (const StepLoad &l : loads) printLoad(l, "sf_tn");
+      w_.close();
+    }
+    if (loop_.mode == Mode::Recompute) {
+      for (const SavedDesc *s : k_.recomputed) {
+        std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
+        vp_.forEachRegister(w_, s->state.mask, [&](CodeWriter &in) {
+          in.line(k_.slotElement(s->state, "t - sf_lo") + " = " + k_.stateElement(var, s->state) + ";");
+        });
+      }
+      w_.line("// The state after the chunk's last step is not needed.");
+      w_.open("if (sf_i + 1 < sf_len)");
+    }
+    printBody();
+    if (loop_.mode == Mode::Recompute) w_.close();
+    w_.close().close().close().close();
+  }
+
+ private:
+  std::vector<StepLoad> loadsOf() const {
+    std::vector<StepLoad> loads;
+    for (Operation *op : loop_.ops) {
+      if (auto in = llvm::dyn_cast<scan::InputOp>(op))
+        loads.push_back({in.getResult(), &k_.port(loop_.info->inputs, in.getName()), nullptr});
+      if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
+        for (const SavedDesc &s : k_.info.saved)
+          if (s.state.name == saved.getName() && s.used && s.output) loads.push_back({saved.getResult(), nullptr, &s});
+    }
+    return loads;
+  }
+
+  std::string ring(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
+  std::string stepTime(const std::string &i) const {
+    return loop_.descending ? "sf_hi - 1 - (" + i + ")" : "sf_lo + " + i;
+  }
+
+  // Loads step `t` into the ring's slot sf_j.
+  void printLoad(const StepLoad &load, const std::string &t) {
+    std::string slot = ring(load) + "[sf_j]";
+    if (load.input) {
+      const PortDesc &p = *load.input;
+      vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
+        in.line(indexed(slot, k_.exprs.registerIndex(p.mask)) + " = sf_ld(" + k_.cName(p.name) + ", " + k_.rowOffset(p, t) +
+                ");");
+      });
+      return;
+    }
+    // The forward state before forward step t is the forward output of the previous forward step.
+    const SavedDesc &s = *load.saved;
+    std::string init = k_.cName(initialOf(s.state.name));
+    w_.open("");
+    w_.line("const int sf_tp = " + t + (k_.fwd->descending ? " + 1;" : " - 1;"));
+    vp_.forEachRegister(w_, s.state.mask, [&](CodeWriter &in) {
+      in.line(indexed(slot, k_.exprs.registerIndex(s.state.mask)) + " = (sf_tp >= 0 && sf_tp < T) ? sf_ld(" +
+              k_.cName(s.output->name) + ", " + k_.rowOffset(*s.output, "sf_tp") + ") : (" + init + " ? sf_ld(" + init +
+              ", " + k_.stateOffset(s.state) + ") : 0.0f);");
+    });
+    w_.close();
+  }
+
+  void printBody() {
+    for (Operation *op : loop_.ops) {
+      if (loop_.invariant->count(op) || llvm::isa<scan::InputOp>(op)) continue;
+      if (auto prev = llvm::dyn_cast<scan::PrevOp>(op)) {
+        int s = loop_.info->stateIndex(prev.getName());
+        std::string var = stateVar(loop_.statePrefix, s);
+        vp_.assign(w_, prev.getResult(), [&] { return k_.stateElement(var, loop_.info->states[s]); });
+      } else if (auto saved = llvm::dyn_cast<scan::SavedOp>(op)) {
+        if (!k_.isRecomputed(saved.getName())) continue;  // read through the ring
+        const SavedDesc &s = **llvm::find_if(k_.recomputed, [&](const SavedDesc *d) { return d->state.name == saved.getName(); });
+        vp_.assign(w_, saved.getResult(), [&] { return k_.slotElement(s.state, "t - sf_lo"); });
+      } else if (auto up = llvm::dyn_cast<scan::UpdateOp>(op)) {
+        printUpdate(up);
+      } else if (auto out = llvm::dyn_cast<scan::OutputOp>(op)) {
+        if (loop_.mode == Mode::Full) printOutput(out);
+      } else if (auto acc = llvm::dyn_cast<scan::AccumOp>(op)) {
+        if (loop_.mode == Mode::Full) printAccumulate(acc);
+      } else {
+        vp_.printMath(w_, op);
+      }
+    }
+  }
+
+  void printUpdate(scan::UpdateOp up) {
+    int s = loop_.info->stateIndex(up.getName());
+    const PortDesc &state = loop_.info->states[s];
+    std::string var = stateVar(loop_.statePrefix, s);
+    vp_.forEachRegister(w_, state.mask, [&](CodeWriter &in) {
+      std::string a = vp_.element(up.getA()), st = k_.stateElement(var, state);
+      if (loop_.mode == Mode::Summary) in.line(k_.stateElement(stateVar("sa", s), state) + " *= " + a + ";");
+      in.line(st + " = " + a + " * " + st + " + " + vp_.element(up.getB()) + ";");
+    });
+    if (llvm::any_of(up->getUsers(), [&](Operation *user) { return printed_.count(user) > 0; }))
+      vp_.assign(w_, up.getResult(), [&] { return k_.stateElement(var, state); });
+  }
+
+  // A per-thread term of a sum over threads is added atomically (warp-reduced first when every lane
+  // adds to the same element); a complete value is stored by one thread.
+  void printOutput(scan::OutputOp out) {
+    const PortDesc &p = k_.port(k_.info.outputs, out.getName());
+    Value v = out.getValue();
+    DimMask partial = k_.layout.partialOver(v);
+    std::string buf = k_.cName(partial && p.bf16 ? f32SumOf(p.name) : p.name);
+    std::string offset = k_.rowOffset(p, "t"), guard = k_.guardFor(p.mask, partial, collectives_);
+    vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
+      std::string value = vp_.element(v);
+      if (!partial)
+        in.line(ifGuard(guard) + "sf_st(" + buf + ", " + offset + ", " + value + ");");
+      else if (!(p.mask & k_.exprs.channelDims()))
+        in.line("sf_atomic_add_warp(" + buf + " + " + offset + ", " + guarded(guard, value) + ");");
+      else
+        in.line(ifGuard(guard) + "atomicAdd(" + buf + " + " + offset + ", " + value + ");");
+    });
+  }
+
+  void printAccumulate(scan::AccumOp acc) {
+    std::string sum = accumVar(k_.accumIndex(acc.getName()));
+    Value v = acc.getValue();
+    vp_.forEachRegister(w_, vp_.dimsOf(v), [&](CodeWriter &in) {
+      in.line(indexed(sum, k_.exprs.registerIndex(vp_.dimsOf(v))) + " += " + vp_.element(v) + ";");
+    });
+  }
+
+  CodeWriter &w_;
+  const KernelContext &k_;
+  const StepLoop &loop_;
+  const ValuePrinter &vp_;
+  bool collectives_;
+  OpSet printed_;
+};
+
+}  // namespace
+
+void printStepLoop(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives) {
+  StepPrinter(w, k, loop, collectives).print();
+}
+
+}  // namespace scanforge::cuda

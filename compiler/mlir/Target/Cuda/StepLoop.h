@@ -1,0 +1,35 @@
+// The loop over the steps of one chunk, [sf_lo, sf_hi), in a kernel: a ring of registers holds
+// the inputs of the next steps (loaded ahead of the math that needs them), and each step runs the
+// recurrence's ops on the thread's registers.
+#pragma once
+
+#include "compiler/mlir/Target/Cuda/CodeWriter.h"
+#include "compiler/mlir/Target/Cuda/KernelContext.h"
+
+namespace scanforge::cuda {
+
+// What a step loop does with the state updates and the ports.
+enum class Mode {
+  Full,       // everything: outputs, gradients, state updates
+  Summary,    // only the state updates, also multiplying the decays (chunk summaries)
+  Recompute,  // forward state updates inside a backward kernel, storing each state first
+};
+
+struct StepLoop {
+  const ValuePrinter *values;  // of the recurrence whose ops run
+  const RecurrenceInfo *info;
+  const OpSet *invariant;      // printed before the loop
+  OpList ops;
+  Mode mode;
+  bool descending;
+  std::string statePrefix;     // "s" for the kernel's own states, "fs" for recomputed forward states
+};
+
+// The ops a step loop must print: its sinks (state updates, and in full mode outputs and
+// gradients) and what they use; an unused read of a state or of a forward output is left out.
+OpList liveOps(const OpList &ops, Mode mode);
+
+// Prints the loop; `collectives`: the kernel keeps every lane running for warp reductions.
+void printStepLoop(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives);
+
+}  // namespace scanforge::cuda

@@ -1,0 +1,18 @@
+// The size formulas of a kernel-package manifest: non-negative integers, variables ($B, $T, $L,
+// $NC and dimension names), + - * / (integer division), parentheses and cdiv(a, b) (division
+// rounding up). Evaluated with overflow checks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace scanforge::cuda {
+
+using Variables = std::map<std::string, int64_t>;
+
+// Throws CudaError naming the formula on a syntax error, an unknown variable, division by zero or
+// overflow.
+int64_t evaluate(const std::string &formula, const Variables &variables);
+
+}  // namespace scanforge::cuda

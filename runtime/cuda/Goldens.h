@@ -1,0 +1,66 @@
+// Golden test vectors of a kernel package (<package>/goldens/*.json, written by
+// `scanc --emit-package` from the float64 reference interpreter): random inputs at small odd
+// shapes with the expected outputs, final states and gradients, so that a GPU machine without
+// MLIR can check the kernels. Format in docs/cuda.md.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "runtime/cuda/RecurrenceRunner.h"
+
+namespace scanforge::cuda {
+
+struct GoldenTensor {
+  std::vector<int64_t> shape;
+  std::vector<double> data;  // exactly representable in the buffer's element type
+};
+using GoldenTensors = std::map<std::string, GoldenTensor>;
+
+struct Golden {
+  std::string name;  // where it came from, for messages
+  std::string forward;
+  Shape shape;
+  double f32Tolerance = 0, bf16Tolerance = 0;  // relative error bounds (2-norm over a tensor)
+  GoldenTensors forwardInputs, forwardExpected, backwardInputs, backwardExpected;
+};
+
+// Throws CudaError naming `where` when the JSON is not a golden.
+Golden readGolden(const nlohmann::json &json, const std::string &where);
+// The goldens of a package directory, by file name.
+std::vector<Golden> loadGoldens(const std::filesystem::path &packageDir);
+
+struct TensorCheck {
+  std::string stage, name;  // stage: forward or backward
+  double error = 0, tolerance = 0;
+  bool passed() const { return error <= tolerance; }
+};
+
+struct GoldenReport {
+  std::vector<TensorCheck> checks;
+  bool passed() const;
+};
+
+// A plan to run goldens under: the planner's choice, or a forced strategy and chunk length.
+struct PlanChoice {
+  std::optional<Strategy> strategy;
+  std::optional<int64_t> chunk;
+  std::string describe() const;
+};
+// The planner's own choice, then both strategies with chunks that do not divide the golden
+// shapes' T (L=1 makes every step a chunk): both strategies and ragged last chunks run even at
+// small shapes, where the planner alone would always pick the sequential one.
+std::vector<PlanChoice> goldenPlans();
+
+// Uploads the golden's inputs, runs forward then backward with `plan`, and compares every
+// expected tensor. Throws CudaError if the golden does not fit the package.
+GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan);
+
+// ||got - want|| / ||want|| (the plain norm of the difference when want is zero); NaN is infinite.
+double relativeError(const std::vector<double> &got, const std::vector<double> &want);
+
+// float -> bfloat16 bits, rounding to nearest even (as the kernels do), and back.
+uint16_t toBf16(float x);
+float fromBf16(uint16_t bits);
+
+}  // namespace scanforge::cuda

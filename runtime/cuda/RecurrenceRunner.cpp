@@ -1,0 +1,186 @@
+#include "runtime/cuda/RecurrenceRunner.h"
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "runtime/cuda/CudaError.h"
+
+namespace scanforge::cuda {
+
+namespace {
+
+size_t elementBytes(const BufferDesc &b) { return b.dtype == "bf16" ? 2 : 4; }
+
+std::set<std::string> dimsOf(const RecurrenceDesc &rec) {
+  std::set<std::string> dims(rec.channelDims.begin(), rec.channelDims.end());
+  dims.insert(rec.registerDims.begin(), rec.registerDims.end());
+  return dims;
+}
+
+}  // namespace
+
+std::string Shape::describe() const {
+  std::string out = "B=" + std::to_string(batch) + " T=" + std::to_string(steps);
+  for (auto &[name, size] : dims) out += " " + name + "=" + std::to_string(size);
+  return out;
+}
+
+RecurrenceRunner::RecurrenceRunner(const KernelPackage &package, const std::string &forward, DeviceBackend &device)
+    : device_(device), fwd_(package.recurrence(forward)) {
+  if (!fwd_.adjointOf.empty())
+    throw CudaError("'" + forward + "' is a backward recurrence; run its forward '" + fwd_.adjointOf + "'");
+  if (!fwd_.backward.empty()) bwd_ = &package.recurrence(fwd_.backward);
+}
+
+Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) const {
+  auto checkSize = [&](const std::string &what, int64_t size) {
+    if (size < 1 || size > INT_MAX)
+      throw CudaError(fwd_.name + ": " + what + " = " + std::to_string(size) + " is outside [1, " + std::to_string(INT_MAX) +
+                      "] (" + shape.describe() + ")");
+  };
+  checkSize("B", shape.batch);
+  checkSize("T", shape.steps);
+  Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}};
+  std::set<std::string> needed = dimsOf(fwd_);
+  for (const std::string &d : needed) {
+    auto it = shape.dims.find(d);
+    if (it == shape.dims.end()) throw CudaError(fwd_.name + ": the shape lacks dimension '" + d + "' (" + shape.describe() + ")");
+    checkSize(d, it->second);
+    vars[d] = it->second;
+  }
+  for (auto &[d, size] : shape.dims)
+    if (!needed.count(d))
+      throw CudaError(fwd_.name + " has no dimension '" + d + "' (" + shape.describe() + ")");
+  return vars;
+}
+
+Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy, std::optional<int64_t> chunk) const {
+  Variables vars = variables(shape, Plan{});
+  PlanRequest request;
+  request.batch = shape.batch;
+  request.steps = shape.steps;
+  request.channels = evaluate(fwd_.channels, vars);
+  request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
+                                           bwd_ ? evaluate(bwd_->recomputeBytesPerStep, vars) : 0);
+  request.multiprocessors = device_.multiprocessors();
+  request.strategy = strategy;
+  request.chunk = chunk;
+  try {
+    return cuda::plan(request);
+  } catch (const CudaError &e) {
+    throw CudaError(fwd_.name + ": " + e.what());
+  }
+}
+
+size_t RecurrenceRunner::bytes(const BufferDesc &buffer, const Shape &shape, const Plan &plan) const {
+  Variables vars = variables(shape, plan);
+  size_t n = elementBytes(buffer);
+  for (const std::string &extent : buffer.shape) n *= static_cast<size_t>(evaluate(extent, vars));
+  return n;
+}
+
+void RecurrenceRunner::forward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream) {
+  run(fwd_, shape, plan, buffers, stream);
+}
+
+void RecurrenceRunner::backward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream) {
+  if (!bwd_) throw CudaError("'" + fwd_.name + "' has no backward recurrence in this package");
+  run(*bwd_, shape, plan, buffers, stream);
+}
+
+LoadedModule &RecurrenceRunner::module(const RecurrenceDesc &rec, const Variables &vars) {
+  ModuleSource source{rec.file, rec.source, {}, {}};
+  for (auto &[macro, formula] : rec.defines) source.options.push_back("-D" + macro + "=" + std::to_string(evaluate(formula, vars)));
+  std::string key = rec.file;
+  for (const std::string &o : source.options) key += " " + o;
+  auto it = modules_.find(key);
+  if (it != modules_.end()) return *it->second;
+  for (const std::vector<LaunchDesc> *launches : {&rec.sequential, &rec.chunked})
+    for (const LaunchDesc &l : *launches) source.kernels[l.kernel] = l.params.size();
+  return *modules_.emplace(key, device_.load(source)).first->second;
+}
+
+DevicePtr RecurrenceRunner::resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given,
+                                    const Plan &plan, const Variables &vars) {
+  if (auto it = given.find(buffer.name); it != given.end() && it->second) return it->second;
+  bool forwardCheckpoint = buffer.role == "checkpoint" && rec.adjointOf.empty();
+  // A forward run without checkpoints (inference) still needs them as carries when chunked.
+  bool scratch = buffer.role == "workspace" || (forwardCheckpoint && plan.strategy == Strategy::Chunked);
+  if (!scratch) {
+    if (buffer.optional) return 0;
+    std::string shape;
+    for (const std::string &s : buffer.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(evaluate(s, vars));
+    throw CudaError(rec.name + ": missing buffer '" + buffer.name + "' (" + buffer.role + ", " + buffer.dtype + " [" +
+                    shape + "])" + (buffer.role == "checkpoint" ? "; pass the checkpoints the forward wrote" : ""));
+  }
+  size_t size = elementBytes(buffer);
+  for (const std::string &extent : buffer.shape) size *= static_cast<size_t>(evaluate(extent, vars));
+  DeviceBuffer &slot = scratch_[buffer.name];
+  if (slot.bytes() < size) slot = DeviceBuffer(device_, size);
+  return slot.get();
+}
+
+void RecurrenceRunner::run(const RecurrenceDesc &rec, const Shape &shape, const Plan &plan, const BufferMap &buffers,
+                           Stream stream) {
+  Variables vars = variables(shape, plan);
+  const std::vector<LaunchDesc> &launches = plan.strategy == Strategy::Sequential ? rec.sequential : rec.chunked;
+  // One map may serve both directions; a name neither knows is a mistake.
+  for (auto &[name, ptr] : buffers)
+    if (!fwd_.buffer(name) && !(bwd_ && bwd_->buffer(name)))
+      throw CudaError(fwd_.name + " has no buffer '" + name + "'");
+
+  std::map<std::string, DevicePtr> bound;
+  for (const LaunchDesc &l : launches)
+    for (const ParamDesc &p : l.params)
+      if (p.kind == ParamDesc::Kind::Buffer && !bound.count(p.value)) {
+        const BufferDesc *desc = rec.buffer(p.value);
+        if (!desc) throw CudaError(rec.name + ": the manifest's kernel " + l.kernel + " names an undeclared buffer '" + p.value + "'");
+        bound[p.value] = resolve(rec, *desc, buffers, plan, vars);
+      }
+  for (const std::string &name : rec.zeroInit)
+    if (bound.count(name)) device_.zero(bound[name], bytes(*rec.buffer(name), shape, plan), stream);
+
+  LoadedModule &mod = module(rec, vars);
+  static const bool syncEach = std::getenv("SCANFORGE_CUDA_SYNC") != nullptr;
+  for (const LaunchDesc &l : launches) {
+    LaunchConfig config;
+    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(evaluate(l.grid[i], vars));
+    config.block = static_cast<unsigned>(l.block);
+    config.sharedBytes = static_cast<size_t>(evaluate(l.sharedBytes, vars));
+    std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() + "; " +
+                       strategyName(plan.strategy) + ", L=" + std::to_string(plan.chunk) + "; grid " +
+                       std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
+                       std::to_string(config.grid[2]) + ", block " + std::to_string(config.block) + ", " +
+                       std::to_string(config.sharedBytes) + " B shared) on " + device_.describe();
+    // Argument values, then pointers to them (cuLaunchKernel's convention).
+    std::vector<int64_t> values(l.params.size());
+    std::vector<void *> args(l.params.size());
+    for (size_t i = 0; i < l.params.size(); ++i) {
+      const ParamDesc &p = l.params[i];
+      if (p.kind == ParamDesc::Kind::Buffer) {
+        DevicePtr ptr = bound.at(p.value);
+        std::memcpy(&values[i], &ptr, sizeof ptr);
+      } else {
+        int64_t v = evaluate(p.value, vars);
+        if (p.kind == ParamDesc::Kind::Int32) {
+          if (v < INT_MIN || v > INT_MAX) throw CudaError(what + ": '" + p.value + "' = " + std::to_string(v) + " overflows int");
+          int32_t narrow = static_cast<int32_t>(v);
+          std::memcpy(&values[i], &narrow, sizeof narrow);
+        } else {
+          values[i] = v;
+        }
+      }
+      args[i] = &values[i];
+    }
+    try {
+      mod.launch(l.kernel, config, args.data(), stream);
+      if (syncEach) device_.synchronize(stream);
+    } catch (const CudaError &e) {
+      throw CudaError(what + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace scanforge::cuda

@@ -1,0 +1,60 @@
+// Launches a recurrence's forward and backward kernels, from a kernel package, on a device.
+//
+// The caller owns the tensors (inputs, parameters, outputs, gradients, optional initial and final
+// states, and the forward's checkpoints for the backward) and passes them by buffer name; the
+// runner compiles the kernels for the shape's register-dimension sizes (once per size), keeps
+// its own scratch buffers, zeroes what the kernels accumulate into, and launches the strategy the
+// plan names. Forward and backward must use the same plan (its chunk length is the checkpoint
+// interval). Not for concurrent use from several threads or streams.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "runtime/cuda/DeviceBackend.h"
+#include "runtime/cuda/Formula.h"
+#include "runtime/cuda/KernelPackage.h"
+#include "runtime/cuda/Planner.h"
+
+namespace scanforge::cuda {
+
+struct Shape {
+  int64_t batch = 1, steps = 1;
+  std::map<std::string, int64_t> dims;
+  std::string describe() const;  // "B=2 T=37 d=3 n=16"
+};
+
+using BufferMap = std::map<std::string, DevicePtr>;
+
+class RecurrenceRunner {
+ public:
+  // `package` must outlive the runner.
+  RecurrenceRunner(const KernelPackage &package, const std::string &forward, DeviceBackend &device);
+
+  DeviceBackend &device() const { return device_; }
+  const RecurrenceDesc &forwardDesc() const { return fwd_; }
+  const RecurrenceDesc *backwardDesc() const { return bwd_; }
+
+  Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {}) const;
+  // The size in bytes of a buffer of the forward or backward.
+  size_t bytes(const BufferDesc &buffer, const Shape &shape, const Plan &plan) const;
+
+  void forward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream = 0);
+  void backward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream = 0);
+
+ private:
+  void run(const RecurrenceDesc &rec, const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream);
+  Variables variables(const Shape &shape, const Plan &plan) const;
+  LoadedModule &module(const RecurrenceDesc &rec, const Variables &vars);
+  DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Plan &plan,
+                    const Variables &vars);
+
+  DeviceBackend &device_;
+  const RecurrenceDesc &fwd_;
+  const RecurrenceDesc *bwd_ = nullptr;
+  std::map<std::string, std::unique_ptr<LoadedModule>> modules_;  // by source file and defines
+  std::map<std::string, DeviceBuffer> scratch_;                  // by buffer name
+};
+
+}  // namespace scanforge::cuda

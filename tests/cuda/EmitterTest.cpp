@@ -1,0 +1,161 @@
+// The CUDA emitter's decisions, read from its manifest: thread layouts, the buffers a backward
+// reads from its forward, what is zeroed before accumulation, and located errors for IR the
+// backend cannot compile.
+#include "mlir/Parser/Parser.h"
+#include "tests/cuda/CudaTestUtil.h"
+
+namespace scanforge::test {
+namespace {
+
+const nlohmann::json &recurrence(const nlohmann::json &manifest, const std::string &name) {
+  for (const nlohmann::json &r : manifest["recurrences"])
+    if (r["name"] == name) return r;
+  throw std::runtime_error("no recurrence " + name);
+}
+const nlohmann::json &buffer(const nlohmann::json &rec, const std::string &name) {
+  for (const nlohmann::json &b : rec["buffers"])
+    if (b["name"] == name) return b;
+  throw std::runtime_error("no buffer " + name);
+}
+bool hasBuffer(const nlohmann::json &rec, const std::string &name) {
+  for (const nlohmann::json &b : rec["buffers"])
+    if (b["name"] == name) return true;
+  return false;
+}
+
+nlohmann::json manifestOfModel(const std::string &model, bool bf16 = false) {
+  std::string source = readModel(model);
+  auto compiled = compileReference(bf16 ? bf16Variant(source) : source, model + ".scan");
+  if (!compiled) throw std::runtime_error("cannot compile " + model);
+  return manifestOf(*compiled->module);
+}
+
+TEST(CudaEmitter, ContractedDimensionsLiveInRegisters) {
+  nlohmann::json ssm = manifestOfModel("selective_ssm");
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["channel_dims"], nlohmann::json({"d"}));
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["register_dims"], nlohmann::json({"n"}));
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["defines"], nlohmann::json({{"SF_DIM_n", "n"}}));
+  nlohmann::json attention = manifestOfModel("linear_attention");
+  EXPECT_EQ(recurrence(attention, "linear_attention")["layout"]["channel_dims"], nlohmann::json({"e"}));
+  EXPECT_EQ(recurrence(attention, "linear_attention")["layout"]["register_dims"], nlohmann::json({"k"}));
+  nlohmann::json mingru = manifestOfModel("mingru");
+  EXPECT_EQ(recurrence(mingru, "mingru")["layout"]["register_dims"], nlohmann::json::array());
+  EXPECT_EQ(recurrence(mingru, "mingru")["channels"], "d");
+}
+
+TEST(CudaEmitter, BackwardReadsAnOutputStateInsteadOfRecomputingIt) {
+  nlohmann::json m = manifestOfModel("mingru");
+  const nlohmann::json &bwd = recurrence(m, "mingru.backward");
+  EXPECT_EQ(recurrence(m, "mingru")["backward"], "mingru.backward");
+  EXPECT_EQ(bwd["adjoint_of"], "mingru");
+  EXPECT_EQ(buffer(bwd, "h")["role"], "forward_output");
+  EXPECT_EQ(buffer(bwd, "h.initial")["role"], "forward_initial_state");
+  EXPECT_FALSE(hasBuffer(bwd, "h.checkpoints"));
+  EXPECT_EQ(bwd["recompute_bytes_per_step"], "0");
+  EXPECT_FALSE(buffer(recurrence(m, "mingru"), "h.checkpoints")["for_backward"].get<bool>());
+}
+
+TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
+  nlohmann::json m = manifestOfModel("selective_ssm");
+  const nlohmann::json &bwd = recurrence(m, "selective_ssm.backward");
+  EXPECT_EQ(buffer(bwd, "s.checkpoints")["role"], "checkpoint");
+  EXPECT_EQ(buffer(bwd, "s.checkpoints")["shape"], nlohmann::json({"$B", "$NC", "n", "d"}));
+  EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
+  EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n)");  // 64 threads * 4 bytes * n floats
+  EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
+  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n)*$L");
+  // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the
+  // parameter gradients over batch and time.
+  EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad", "C.grad", "A.grad", "D.grad"}));
+}
+
+TEST(CudaEmitter, Bf16SumsOverChannelsGoThroughF32) {
+  nlohmann::json m = manifestOfModel("selective_ssm", /*bf16=*/true);
+  const nlohmann::json &bwd = recurrence(m, "selective_ssm.backward");
+  EXPECT_EQ(buffer(bwd, "B.grad")["dtype"], "bf16");
+  EXPECT_EQ(buffer(bwd, "B.grad.f32")["role"], "workspace");
+  EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad.f32", "C.grad.f32", "A.grad", "D.grad"}));
+  const nlohmann::json &seq = bwd["strategies"]["sequential"];
+  ASSERT_EQ(seq.size(), 3u);  // the scan, then B.grad and C.grad converted to bf16
+  EXPECT_EQ(seq[1]["kernel"], "sf_selective_ssm_backward_to_bf16");
+  EXPECT_EQ(seq[1]["params"], nlohmann::json::parse(R"([{"buffer": "B.grad.f32"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}])"));
+}
+
+TEST(CudaEmitter, ChunkedStrategyIsReduceCarryApply) {
+  nlohmann::json m = manifestOfModel("lru");
+  const nlohmann::json &fwd = recurrence(m, "lru");
+  std::vector<std::string> kernels;
+  for (const nlohmann::json &l : fwd["strategies"]["chunked"]) kernels.push_back(l["kernel"]);
+  EXPECT_EQ(kernels, (std::vector<std::string>{"sf_lru_reduce", "sf_lru_carry", "sf_lru_apply"}));
+  EXPECT_EQ(fwd["strategies"]["chunked"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "$NC"}));
+  EXPECT_EQ(fwd["strategies"]["sequential"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "1"}));
+}
+
+TEST(CudaEmitter, FallsBackToOneThreadPerBatchElementWithAReason) {
+  auto compiled = compileReference(edgeRecurrences()[2].source, "shared_state.scan");
+  ASSERT_TRUE(compiled);
+  nlohmann::json m = manifestOf(*compiled->module);
+  const nlohmann::json &layout = recurrence(m, "shared_state")["layout"];
+  EXPECT_EQ(layout["channel_dims"], nlohmann::json::array());
+  EXPECT_EQ(layout["register_dims"], nlohmann::json({"d", "n"}));
+  // The adjoint of c adds a sum over d (through o = sum(n: c) * x) to c's own adjoint.
+  EXPECT_EQ(layout["note"], "one thread per batch element, because 'arith.addf' at shared_state.scan:3:3 needs the "
+                            "complete sum of an operand over the channel dimensions");
+}
+
+// Parses textual IR and runs the emitter on it; returns the diagnostics.
+std::string emitErrors(const std::string &ir) {
+  scan::Session session;
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&session.context(), [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(ir, &session.context());
+  if (!module) return "the IR does not parse: " + diagnostics;
+  EXPECT_TRUE(mlir::failed(cuda::emitCuda(*module)));
+  return diagnostics;
+}
+
+TEST(CudaEmitter, UnknownOpIsALocatedError) {
+  std::string errors = emitErrors(R"(
+scan.recurrence @f dims ["d"] {
+  %0 = scan.input "x" ["d"] : f32
+  %1 = math.sin %0 : f32 loc("f.scan":3:7)
+  %2 = scan.update "h" ["d"] a(%1) b(%0) : f32
+  scan.output "h" ["d"] %2 : f32
+})");
+  EXPECT_EQ(errors, "loc(\"f.scan\":3:7): the CUDA backend does not know 'math.sin'\n");
+}
+
+TEST(CudaEmitter, StatesMustBeInAffineForm) {
+  std::string errors = emitErrors(R"(
+scan.recurrence @f dims ["d"] {
+  %0 = scan.input "x" ["d"] : f32
+  %1 = scan.prev "h" ["d"] : f32
+  %2 = arith.mulf %0, %1 : f32
+  %3 = scan.next "h" ["d"] %2 : f32 loc("f.scan":5:3)
+  scan.output "h" ["d"] %3 : f32
+})");
+  EXPECT_EQ(errors, "loc(\"f.scan\":5:3): state 'h' is not in affine form; the CUDA backend compiles recurrences "
+                    "after --scan-compile (or --scan-extract-affine)\n");
+}
+
+TEST(CudaEmitter, KernelNamesMustNotCollide) {
+  auto compiled = compileReference(readModel("mingru") + R"(
+recurrence mingru_backward(k[d], u[d]) -> h[d] {
+  h = 0.5 * h + k * u
+}
+)", "clash.scan");
+  ASSERT_TRUE(compiled);
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  EXPECT_TRUE(mlir::failed(cuda::packageManifest(kernelsOf(*compiled->module), os)));
+  EXPECT_NE(errors.find("'mingru.backward' and 'mingru_backward' would share the kernel file 'mingru_backward.cu'"),
+            std::string::npos)
+      << errors;
+}
+
+}  // namespace
+}  // namespace scanforge::test

@@ -1,0 +1,111 @@
+// Every generated kernel of every model, both directions, f32 and bf16, run on the CPU emulation
+// (the kernel source compiled as host C++) and compared with the float64 reference interpreter at
+// odd shapes, with and without initial states, under both strategies (see ReferenceCheck.h for the
+// shapes, plans and bounds).
+#include "runtime/cuda/CudaError.h"
+#include "tests/cuda/ReferenceCheck.h"
+
+namespace scanforge::test {
+namespace {
+
+class Emulation : public ::testing::TestWithParam<ModelVariant> {};
+
+TEST_P(Emulation, MatchesReference) {
+  auto compiled = compileReference(GetParam().source, GetParam().name + ".scan");
+  ASSERT_TRUE(compiled);
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  ErrorSummary summary;
+  checkAgainstReference(*compiled->module, *device, summary);
+  std::cout << "[ emulation ] " << GetParam().name << ": " << summary.describe() << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Emulation, ::testing::ValuesIn(modelVariants()), variantName);
+INSTANTIATE_TEST_SUITE_P(EdgeCases, Emulation, ::testing::ValuesIn(edgeRecurrences()), variantName);
+
+// The package `scanc --emit-package` wrote at build time, read from disk with its goldens, exactly
+// as scan-package-run does on a GPU machine.
+TEST(EmittedPackage, GoldensPassOnTheEmulation) {
+  cuda::KernelPackage package = cuda::KernelPackage::load(SCANFORGE_MODELS_PACKAGE);
+  std::vector<cuda::Golden> goldens = cuda::loadGoldens(SCANFORGE_MODELS_PACKAGE);
+  ASSERT_EQ(goldens.size(), 14u) << "two shapes for each of the 7 models";
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  for (const cuda::Golden &golden : goldens) {
+    cuda::RecurrenceRunner runner(package, golden.forward, *device);
+    for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
+      SCOPED_TRACE(golden.name + ", " + choice.describe());
+      cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(golden.shape, choice.strategy, choice.chunk));
+      EXPECT_FALSE(report.checks.empty());
+      for (const cuda::TensorCheck &c : report.checks) EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
+    }
+  }
+}
+
+// The emulator itself: shuffles exchange values between the concurrently running lanes of a warp,
+// and a lane that skips a shuffle fails the launch instead of hanging it.
+TEST(EmulatedBackend, ShufflesExchangeAndDivergenceFails) {
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::ModuleSource source{"warp.cu", R"(
+extern "C" __global__ void __launch_bounds__(64) lane_sum(float *out, int skipLane) {
+  if (static_cast<int>(threadIdx.x) == skipLane) return;
+  float v = static_cast<float>(threadIdx.x);
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  out[blockIdx.x * 64 + threadIdx.x] = v;
+}
+)", {}, {{"lane_sum", 2}}};
+  std::unique_ptr<cuda::LoadedModule> module = device->load(source);
+  cuda::DeviceBuffer out(*device, 2 * 64 * sizeof(float));
+  cuda::DevicePtr ptr = out.get();
+  int skip = -1;
+  void *args[] = {&ptr, &skip};
+  cuda::LaunchConfig config;
+  config.grid[0] = 2;
+  config.block = 64;
+  module->launch("lane_sum", config, args, 0);
+  std::vector<float> sums(128);
+  device->download(sums.data(), out.get(), sums.size() * sizeof(float));
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(sums[i], (i % 64) < 32 ? 496.0f : 1520.0f) << "thread " << i;
+  skip = 3;
+  try {
+    module->launch("lane_sum", config, args, 0);
+    FAIL() << "a divergent warp went unnoticed";
+  } catch (const cuda::CudaError &e) {
+    EXPECT_NE(std::string(e.what()).find("(divergence)"), std::string::npos) << e.what();
+  }
+}
+
+// A failing launch names the kernel, the recurrence, the shapes, the plan and the device.
+TEST(RecurrenceRunner, LaunchErrorsNameKernelAndShapes) {
+  auto compiled = compileReference(readModel("mingru"), "mingru.scan");
+  ASSERT_TRUE(compiled);
+  nlohmann::json manifest = manifestOf(*compiled->module);
+  manifest["recurrences"][0]["strategies"]["sequential"][0]["block"] = 48;  // not whole warps
+  cuda::KernelPackage package = cuda::KernelPackage::fromJson(manifest, sourcesOf(*compiled->module));
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::RecurrenceRunner runner(package, "mingru", *device);
+  cuda::Shape shape{2, 5, {{"d", 3}}};
+  cuda::Plan plan = runner.plan(shape);
+  std::map<std::string, cuda::DeviceBuffer> owned;
+  cuda::BufferMap buffers;
+  for (const char *name : {"k", "u", "h"}) {
+    owned[name] = cuda::DeviceBuffer(*device, runner.bytes(*runner.forwardDesc().buffer(name), shape, plan));
+    buffers[name] = owned[name].get();
+  }
+  try {
+    runner.forward(shape, plan, buffers);
+    FAIL() << "the launch did not fail";
+  } catch (const cuda::CudaError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "launching sf_mingru_seq of mingru (B=2 T=5 d=3; sequential, L=5; grid 1x2x1, block 48, 0 B shared) on "
+              "CPU emulation: the emulation runs whole warps; block 48 is not a multiple of 32");
+  }
+  buffers.erase("k");
+  try {
+    runner.forward(shape, plan, buffers);
+    FAIL() << "a missing input went unnoticed";
+  } catch (const cuda::CudaError &e) {
+    EXPECT_EQ(std::string(e.what()), "mingru: missing buffer 'k' (input, f32 [2, 5, 3])");
+  }
+}
+
+}  // namespace
+}  // namespace scanforge::test

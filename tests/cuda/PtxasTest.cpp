@@ -1,0 +1,100 @@
+// Every generated kernel of every model in models/, forward and backward, both directions, f32
+// and bf16, compiles with NVRTC for sm_80 and sm_90 and assembles with ptxas without spilling a
+// byte (register dimensions of 16: Mamba's state size). Registers per kernel are printed.
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/Nvrtc.h"
+#include "tests/cuda/CudaTestUtil.h"
+
+namespace scanforge::test {
+namespace {
+
+constexpr int kRegisterSize = 16;
+
+struct KernelStats {
+  std::string kernel;
+  int registers = -1, stackBytes = -1, spillStores = -1, spillLoads = -1;
+};
+
+std::string runPtxas(const std::string &ptx, const std::string &arch, int &status) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path();
+  std::filesystem::path file = dir / ("scanforge-ptxas-" + std::to_string(::getpid()) + ".ptx");
+  std::ofstream(file) << ptx;
+  std::string command = std::string(SCANFORGE_PTXAS) + " -arch=" + arch + " -v " + file.string() + " -o /dev/null 2>&1";
+  std::string output;
+  FILE *pipe = popen(command.c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+  status = pclose(pipe);
+  std::filesystem::remove(file);
+  return output;
+}
+
+// ptxas -v prints, per kernel: "Compiling entry function 'k' for 'sm_90'", then "N bytes stack
+// frame, S bytes spill stores, L bytes spill loads" and "Used R registers".
+std::vector<KernelStats> parse(const std::string &log) {
+  std::vector<KernelStats> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (size_t at = line.find("Compiling entry function '"); at != std::string::npos) {
+      size_t begin = at + std::strlen("Compiling entry function '");
+      out.push_back({line.substr(begin, line.find('\'', begin) - begin)});
+    } else if (out.empty()) {
+      continue;
+    } else if (size_t at = line.find("bytes stack frame"); at != std::string::npos) {
+      std::sscanf(line.c_str(), " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads", &out.back().stackBytes,
+                  &out.back().spillStores, &out.back().spillLoads);
+    } else if (size_t at = line.find("Used "); at != std::string::npos) {
+      std::sscanf(line.c_str() + at, "Used %d registers", &out.back().registers);
+    }
+  }
+  return out;
+}
+
+class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
+
+TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
+  const cuda::Nvrtc *nvrtc = nullptr;
+  try {
+    nvrtc = &cuda::Nvrtc::get();
+  } catch (const cuda::CudaUnavailable &e) {
+    GTEST_SKIP() << "[SKIP] " << e.what();
+  }
+  auto compiled = compileReference(GetParam().source, GetParam().name + ".scan");
+  ASSERT_TRUE(compiled);
+  mlir::FailureOr<std::vector<cuda::RecurrenceKernels>> recurrences = cuda::emitCuda(*compiled->module);
+  ASSERT_TRUE(mlir::succeeded(recurrences));
+  for (const cuda::RecurrenceKernels &rec : *recurrences) {
+    std::vector<std::string> defines;
+    for (auto &[macro, dim] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(kRegisterSize));
+    std::set<std::string> kernels;
+    for (const cuda::Launch &l : rec.sequential) kernels.insert(l.kernel);
+    for (const cuda::Launch &l : rec.chunked) kernels.insert(l.kernel);
+    for (const std::string arch : {"sm_80", "sm_90"}) {
+      SCOPED_TRACE(rec.file + " for " + arch);
+      std::string ptx;
+      ASSERT_NO_THROW(ptx = nvrtc->compile(rec.source, rec.file, arch, defines, cuda::Nvrtc::Output::Ptx));
+      int status = 0;
+      std::string log = runPtxas(ptx, arch, status);
+      ASSERT_EQ(status, 0) << log;
+      std::vector<KernelStats> stats = parse(log);
+      EXPECT_EQ(stats.size(), kernels.size()) << log;
+      for (const KernelStats &k : stats) {
+        EXPECT_TRUE(kernels.count(k.kernel)) << k.kernel;
+        std::cout << "[ ptxas ] " << arch << " " << k.kernel << ": " << k.registers << " registers, " << k.stackBytes
+                  << " bytes stack, " << k.spillStores << "+" << k.spillLoads << " bytes spilled\n";
+        EXPECT_EQ(k.spillStores, 0) << k.kernel;
+        EXPECT_EQ(k.spillLoads, 0) << k.kernel;
+        EXPECT_GT(k.registers, 0) << k.kernel << ": ptxas printed no register count";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Ptxas, ::testing::ValuesIn(modelVariants()), variantName);
+
+}  // namespace
+}  // namespace scanforge::test

@@ -1,0 +1,146 @@
+// runtime/cuda without a GPU: size formulas, the planner, package manifests, golden helpers and
+// the error for a missing CUDA driver.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/Formula.h"
+#include "runtime/cuda/Goldens.h"
+#include "runtime/cuda/KernelPackage.h"
+#include "runtime/cuda/Planner.h"
+#include "runtime/cuda/Sha256.h"
+
+namespace scanforge::cuda {
+namespace {
+
+std::string errorOf(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const CudaError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Formula, EvaluatesSizesAndCeilingDivision) {
+  Variables v = {{"$B", 2}, {"$T", 37}, {"d", 33}, {"n", 16}};
+  EXPECT_EQ(evaluate("$B*$T*d", v), 2 * 37 * 33);
+  EXPECT_EQ(evaluate("cdiv(d, 32)", v), 2);
+  EXPECT_EQ(evaluate("256*(n+1) - 4 / 3", v), 256 * 17 - 1);
+  EXPECT_EQ(evaluate(" ( $T ) ", v), 37);
+}
+
+TEST(Formula, ErrorsNameTheFormula) {
+  Variables v = {{"d", 3}};
+  EXPECT_EQ(errorOf([&] { evaluate("d*e", v); }), "in size formula 'd*e': unknown size 'e'");
+  EXPECT_EQ(errorOf([&] { evaluate("cdiv(d, 0)", v); }), "in size formula 'cdiv(d, 0)': division by zero");
+  EXPECT_EQ(errorOf([&] { evaluate("d +", v); }), "in size formula 'd +': unexpected end");
+  EXPECT_EQ(errorOf([&] { evaluate("d ) ", v); }), "in size formula 'd ) ': unexpected ')'");
+  EXPECT_EQ(errorOf([&] { evaluate("4294967296*4294967296", v); }),
+            "in size formula '4294967296*4294967296': the value overflows 64 bits");
+}
+
+PlanRequest request(int64_t batch, int64_t steps, int64_t channels, int64_t recomputeBytesPerStep = 0) {
+  PlanRequest r;
+  r.batch = batch;
+  r.steps = steps;
+  r.channels = channels;
+  r.recomputeBytesPerStep = recomputeBytesPerStep;
+  r.multiprocessors = 132;  // an H100
+  return r;
+}
+
+TEST(Planner, LargeBatchTimesChannelsRunsSequentially) {
+  Plan p = plan(request(64, 4096, 4096));
+  EXPECT_EQ(p.strategy, Strategy::Sequential);
+  EXPECT_EQ(p.chunk, 4096);  // no recomputation: one chunk
+  EXPECT_EQ(p.chunks, 1);
+}
+
+TEST(Planner, SmallBatchTimesChannelsSplitsTime) {
+  Plan p = plan(request(1, 100000, 256));
+  EXPECT_EQ(p.strategy, Strategy::Chunked);
+  // 132 * 1024 threads wanted / 256 channels = 528 chunks of ceil(100000 / 528) = 190 steps.
+  EXPECT_EQ(p.chunk, 190);
+  EXPECT_EQ(p.chunks, 527);
+}
+
+TEST(Planner, ShortSequencesStaySequentialAndChunksAreAtLeast16) {
+  EXPECT_EQ(plan(request(1, 31, 1)).strategy, Strategy::Sequential);
+  Plan p = plan(request(1, 64, 1));
+  EXPECT_EQ(p.strategy, Strategy::Chunked);
+  EXPECT_EQ(p.chunk, 16);
+}
+
+TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
+  // 64 threads * 16 floats * 4 bytes = 4 KiB per step: at most 12 steps in 48 KiB.
+  Plan seq = plan(request(64, 4096, 4096, 4096));
+  EXPECT_EQ(seq.strategy, Strategy::Sequential);
+  EXPECT_EQ(seq.chunk, 12);
+  EXPECT_EQ(seq.chunks, 342);
+  Plan chunked = plan(request(1, 4096, 64, 4096));
+  EXPECT_EQ(chunked.strategy, Strategy::Chunked);
+  EXPECT_EQ(chunked.chunk, 12);
+}
+
+TEST(Planner, ForcedChoicesAndLimits) {
+  PlanRequest forced = request(2, 37, 3);
+  forced.strategy = Strategy::Chunked;
+  forced.chunk = 100;
+  Plan p = plan(forced);
+  EXPECT_EQ(p.chunk, 37);  // never longer than T
+  EXPECT_EQ(p.chunks, 1);
+  EXPECT_EQ(errorOf([] { plan(request(70000, 8, 1)); }),
+            "batch 70000 exceeds the grid limit of 65535 (B=70000 T=8 channels=1); split the batch");
+  EXPECT_EQ(errorOf([] { plan(request(1, 8, 1, 60000)); }),
+            "one step of recomputed state needs 60000 bytes of shared memory per block, more than 49152 "
+            "(B=1 T=8 channels=1); use smaller register dimensions");
+  PlanRequest tooLong = request(1, 8, 1, 4096);
+  tooLong.chunk = 13;
+  EXPECT_EQ(errorOf([&] { plan(tooLong); }),
+            "chunk length 13 exceeds the shared-memory bound of 12 steps (B=1 T=8 channels=1)");
+}
+
+TEST(KernelPackage, MalformedManifestsAreNamed) {
+  EXPECT_EQ(errorOf([] { KernelPackage::fromJson({{"format", "zip"}, {"version", 1}}, {}, "pkg/manifest.json"); }),
+            "pkg/manifest.json: it is not a scanforge CUDA package manifest (format 'zip')");
+  std::string missing = errorOf([] {
+    KernelPackage::fromJson({{"format", "scanforge-cuda-package"}, {"version", 1}, {"recurrences", {{{"name", "f"}}}}}, {},
+                            "pkg/manifest.json");
+  });
+  EXPECT_NE(missing.find("pkg/manifest.json: malformed manifest:"), std::string::npos) << missing;
+  EXPECT_NE(errorOf([] { KernelPackage::load("/nonexistent-package"); }).find("cannot read /nonexistent-package/manifest.json"),
+            std::string::npos);
+}
+
+TEST(Goldens, RelativeErrorAndBf16Rounding) {
+  EXPECT_DOUBLE_EQ(relativeError({1.0, 2.0}, {1.0, 2.0}), 0.0);
+  EXPECT_NEAR(relativeError({3.0, 4.0 + 5e-3}, {3.0, 4.0}), 1e-3, 1e-12);
+  EXPECT_TRUE(std::isinf(relativeError({std::nan("")}, {1.0})));
+  EXPECT_EQ(toBf16(1.0f), 0x3f80);
+  EXPECT_EQ(fromBf16(toBf16(1.00390625f)), 1.0f);   // a tie rounds to even
+  EXPECT_EQ(fromBf16(toBf16(1.01171875f)), 1.015625f);
+  EXPECT_TRUE(std::isnan(fromBf16(toBf16(std::nanf("")))));
+}
+
+TEST(Sha256, KnownDigests) {
+  EXPECT_EQ(hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(sha256(std::string(1000000, 'a'))), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// Run in its own process (ctest runs each test alone): the driver is loaded once per process.
+TEST(CudaDriver, MissingDriverIsAClearError) {
+  setenv("SCANFORGE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  try {
+    CudaBackend backend;
+    FAIL() << "a backend opened without a driver";
+  } catch (const CudaUnavailable &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("no CUDA driver found (/nonexistent/libcuda.so.1: ", 0), 0) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace scanforge::cuda
