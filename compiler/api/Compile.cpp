@@ -190,6 +190,7 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   run.batch = shapes.batch;
   run.steps = shapes.steps;
   run.chunk = chunkFor(shapes);
+  run.channelBlock = impl_->options.channelBlock;
   run.dimSizes = impl_->dimSizes(shapes);
   run.reverseChunks = sig.reverse;
   run.stepInputs = Impl::host(inputs);
@@ -243,6 +244,7 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   run.batch = shapes.batch;
   run.steps = shapes.steps;
   run.chunk = saved.chunk_;
+  run.channelBlock = impl_->options.channelBlock;
   run.dimSizes = impl_->dimSizes(shapes);
   run.reverseChunks = !sig.reverse;
   run.stepInputs = Impl::host(inputs);

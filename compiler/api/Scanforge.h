@@ -54,6 +54,7 @@ struct CompileOptions {
   bool verbose = false;    // report compile and JIT times on stderr
   int threads = 0;         // CPU worker threads; 0: one per core
   int64_t chunk = 0;       // time steps per chunk; 0: chosen from the state size (docs/cpu.md)
+  int64_t channelBlock = 0;  // channels per CPU work unit when the batch is small; 0: by rule (docs/cpu.md)
 };
 
 // The .scan file has errors; what() holds the rendered diagnostics.

@@ -21,8 +21,6 @@ using Halide::Var;
 using mlir::Value;
 using scan::DimMask;
 
-constexpr int kVectorWidth = 8;  // f32 lanes of AVX2
-
 std::vector<int> layoutOf(const scan::DimTable &table, mlir::ArrayAttr dims) {
   auto order = scan::layoutOrder(table, dims);
   return std::vector<int>(order.begin(), order.end());
@@ -289,10 +287,12 @@ class Builder {
     return steps_;
   }
   Expr extent(int dim) const { return extents_.at(dim); }
+  // f32 lanes of the host's vectors: 16 with AVX-512, 8 with AVX2.
+  int lanes() const { return program_.target.natural_vector_size(Halide::Float(32)); }
 
   // Stores a Func with its vector dimension innermost and vectorises its stage over it.
   void vectorizeStage(Halide::Stage stage, int vectorDim) const {
-    if (vectorDim >= 0) stage.vectorize(vars_[vectorDim], kVectorWidth, Halide::TailStrategy::GuardWithIf);
+    if (vectorDim >= 0) stage.vectorize(vars_[vectorDim], lanes(), Halide::TailStrategy::GuardWithIf);
   }
   void storeVectorFirst(Func f, const std::vector<int> &dims, bool perStep) const {
     int vec = vectorDim(maskOf(dims));
@@ -364,7 +364,7 @@ class Builder {
     std::vector<Var> lhs = pureVars(layout.dims);
     lhs.push_back(t_);
     f(lhs) = bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
-    if (!layout.dims.empty()) f.vectorize(lhs.front(), kVectorWidth, Halide::TailStrategy::GuardWithIf);
+    if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
     program_.outputs.push_back({layout, f});
   }
 
@@ -372,7 +372,7 @@ class Builder {
     Func f("final_" + sanitize(s.name));
     std::vector<Var> lhs = pureVars(s.dims);
     f(lhs) = s.func(args(s.dims, s.reverse ? Expr(0) : steps() - 1));
-    if (!s.dims.empty()) f.vectorize(lhs.front(), kVectorWidth, Halide::TailStrategy::GuardWithIf);
+    if (!s.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
     program_.finals.push_back({PortLayout{s.name, s.dims, false, false}, f});
   }
 
@@ -398,7 +398,7 @@ class Builder {
     reorderLoops(acc.update(), layout.dims, r.x);
     vectorizeStage(acc.update(), vec);
     out(pure) = acc(pure);
-    if (!pure.empty()) out.vectorize(pure.front(), kVectorWidth, Halide::TailStrategy::GuardWithIf);
+    if (!pure.empty()) out.vectorize(pure.front(), lanes(), Halide::TailStrategy::GuardWithIf);
     program_.accums.push_back({layout, out});
   }
 
@@ -505,6 +505,7 @@ class Lowering {
     int id = static_cast<int>(&n - &b_.graph().node(0));
     std::vector<int> group = b_.graph().fusedWith(id);
     int dim = b_.table().index(dimName);
+    b_.program().summedDims.insert(dim);
     std::vector<int> dims = b_.dimsOf(n.dims);
     std::vector<Var> lhs = b_.pureVars(dims);
     if (n.perStep) lhs.push_back(b_.time());
@@ -532,7 +533,7 @@ class Lowering {
     b_.storeVectorFirst(r, dims, n.perStep);
     if (acrossSummed) {
       b_.vectorizeStage(r, b_.vectorDim(n.dims));
-      r.update().atomic().vectorize(rd.x, kVectorWidth);
+      r.update().atomic().vectorize(rd.x, b_.lanes());
     } else {
       b_.reorderLoops(r, dims, std::nullopt);
       b_.vectorizeStage(r, b_.vectorDim(n.dims));

@@ -12,6 +12,7 @@
 
 #include <Halide.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ struct ChunkProgram {
   std::vector<ProducedOutput> outputs;  // per-step outputs (input gradients for a backward)
   std::vector<ProducedOutput> finals;   // final value of each state of the program
   std::vector<ProducedOutput> accums;   // backward only: parameter gradients summed over the chunk
+  std::set<int> summedDims;             // dimensions some contraction of the program sums over
   Halide::Pipeline pipeline;
   Halide::Target target;
 

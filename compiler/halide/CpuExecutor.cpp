@@ -1,8 +1,10 @@
 #include "compiler/halide/CpuExecutor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <thread>
 
 namespace scanforge::cpu {
@@ -16,13 +18,26 @@ int64_t product(const std::vector<int> &dims, const std::vector<int64_t> &sizes)
 
 size_t elementSize(const PortLayout &layout) { return layout.bf16 ? 2 : 4; }
 
-// A Halide buffer over part of a host tensor: dims innermost first, then (for per-step ports) time.
+// A work unit's share of the channels: indices [start, start + extent) of dimension dim of every
+// port that has it (dim < 0: all channels). Ports without dim are used whole.
+struct Block {
+  int dim = -1;
+  int64_t start = 0, extent = 0;
+};
+
+// A Halide buffer over a block of part of a dense host tensor: dims innermost first, then (for
+// per-step ports) time. Strides are those of the whole tensor; extents those of the block.
 Halide::Buffer<> window(const PortLayout &layout, void *base, int64_t offsetElements, int64_t steps,
-                        const std::vector<int64_t> &sizes) {
+                        const std::vector<int64_t> &sizes, const Block &block) {
   std::vector<halide_dimension_t> dims;
   int64_t stride = 1;
   for (auto it = layout.dims.rbegin(); it != layout.dims.rend(); ++it) {
-    dims.push_back({0, static_cast<int32_t>(sizes[*it]), static_cast<int32_t>(stride), 0});
+    int64_t extent = sizes[*it];
+    if (*it == block.dim) {
+      offsetElements += block.start * stride;
+      extent = block.extent;
+    }
+    dims.push_back({0, static_cast<int32_t>(extent), static_cast<int32_t>(stride), 0});
     stride *= sizes[*it];
   }
   if (layout.perStep) dims.push_back({0, static_cast<int32_t>(steps), static_cast<int32_t>(stride), 0});
@@ -31,84 +46,135 @@ Halide::Buffer<> window(const PortLayout &layout, void *base, int64_t offsetElem
   return Halide::Buffer<>(type, data, static_cast<int>(dims.size()), dims.data());
 }
 
+// Calls visit(offset, count) for each contiguous run of a block's elements in a dense tensor of the
+// layout (one run, the whole tensor, when the layout lacks the block's dimension).
+template <class Visit>
+void forEachRun(const PortLayout &layout, const std::vector<int64_t> &sizes, const Block &block, Visit visit) {
+  auto pos = std::find(layout.dims.begin(), layout.dims.end(), block.dim);
+  if (pos == layout.dims.end()) {
+    visit(int64_t{0}, product(layout.dims, sizes));
+    return;
+  }
+  int64_t outer = 1, inner = 1;
+  for (auto it = layout.dims.begin(); it != pos; ++it) outer *= sizes[*it];
+  for (auto it = pos + 1; it != layout.dims.end(); ++it) inner *= sizes[*it];
+  for (int64_t o = 0; o < outer; ++o) visit((o * sizes[block.dim] + block.start) * inner, block.extent * inner);
+}
+
 const HostView *find(const HostViews &views, const std::string &name) {
   auto it = views.find(name);
   return it == views.end() ? nullptr : &it->second;
 }
 
-// One worker: batch elements b = first, first + stride, ...
-void runWorker(ChunkProgram &program, const ChunkedRun &run, int64_t first, int64_t stride,
-               std::map<std::string, std::vector<double>> &accumTotals) {
+// The dimension a program's channels can be split along: one that every per-step output and every
+// state has and that no contraction sums over, so blocks never need each other's values. Parameter
+// gradients are per-block partials that add up like the per-chunk ones. -1: none.
+int blockableDim(const ChunkProgram &program) {
+  for (int d = 0; d < static_cast<int>(program.dimNames.size()); ++d) {
+    auto has = [d](const ProducedOutput &o) { return std::count(o.layout.dims.begin(), o.layout.dims.end(), d) > 0; };
+    if (!program.summedDims.count(d) && std::all_of(program.outputs.begin(), program.outputs.end(), has) &&
+        std::all_of(program.finals.begin(), program.finals.end(), has))
+      return d;
+  }
+  return -1;
+}
+
+// Channels per block. Rule: the fewest blocks that split batch × blocks evenly over the workers
+// (workers / gcd(B, workers): one block when B is a multiple of the workers), each at least 32
+// channels wide and a multiple of 16 (whole AVX-512 vectors, pairs of AVX2 ones). Fewer, wider
+// blocks run faster than many narrow ones (longer contiguous rows per step, fewer program calls),
+// so balance is all they are for.
+int64_t blockWidth(const ChunkedRun &run, int dim, int workers) {
+  int64_t size = run.dimSizes[dim];
+  if (run.channelBlock > 0) return std::min(run.channelBlock, size);
+  constexpr int64_t kMinWidth = 32, kMultiple = 16;
+  int64_t blocks = std::min<int64_t>(workers / std::gcd<int64_t>(run.batch, workers), std::max<int64_t>(1, size / kMinWidth));
+  int64_t width = (size + blocks - 1) / blocks;
+  return std::min(size, (width + kMultiple - 1) / kMultiple * kMultiple);
+}
+
+// One worker: the work units (batch element, channel block) u = first, first + stride, ...
+void runWorker(ChunkProgram &program, const ChunkedRun &run, int blockDim, int64_t width, int64_t first,
+               int64_t stride, std::map<std::string, std::vector<double>> &accumTotals) {
   const std::vector<int64_t> &sizes = run.dimSizes;
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
-  // Carried states (in and out of a chunk) and per-chunk parameter-gradient partials.
+  int64_t blocks = blockDim < 0 ? 1 : (sizes[blockDim] + width - 1) / width;
+  // Carried states (in and out of a chunk) and per-chunk parameter-gradient partials, whole-sized;
+  // a unit uses its block of them.
   std::vector<std::vector<float>> carryIn(program.initial.size()), carryOut(program.finals.size());
   std::vector<std::vector<float>> partial(program.accums.size());
   for (size_t i = 0; i < program.initial.size(); ++i) carryIn[i].resize(product(program.initial[i].layout.dims, sizes));
   for (size_t i = 0; i < program.finals.size(); ++i) carryOut[i].resize(product(program.finals[i].layout.dims, sizes));
   for (size_t i = 0; i < program.accums.size(); ++i) partial[i].resize(product(program.accums[i].layout.dims, sizes));
 
-  for (int64_t b = first; b < run.batch; b += stride) {
+  for (int64_t u = first; u < run.batch * blocks; u += stride) {
+    int64_t b = u / blocks;
+    Block block;
+    if (blockDim >= 0) block = {blockDim, (u % blocks) * width, std::min(width, sizes[blockDim] - (u % blocks) * width)};
     for (size_t i = 0; i < program.initial.size(); ++i) {
       const HostView *start = find(run.start, program.initial[i].layout.name);
       int64_t n = static_cast<int64_t>(carryIn[i].size());
-      if (start) std::memcpy(carryIn[i].data(), static_cast<float *>(start->data) + b * n, n * sizeof(float));
-      else std::fill(carryIn[i].begin(), carryIn[i].end(), 0.0f);
+      forEachRun(program.initial[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
+        float *dst = carryIn[i].data() + offset;
+        if (start) std::memcpy(dst, static_cast<float *>(start->data) + b * n + offset, count * sizeof(float));
+        else std::fill(dst, dst + count, 0.0f);
+      });
     }
     for (int64_t k = 0; k < chunks; ++k) {
       int64_t c = run.reverseChunks ? chunks - 1 - k : k;
       int64_t t0 = c * run.chunk, steps = std::min(run.chunk, run.steps - t0);
       Halide::ParamMap params;
       std::vector<Halide::Buffer<>> keep;  // the ParamMap refers to these buffers
-      auto bindStep = [&](const BoundInput &in, const HostView &view) {
-        int64_t inner = product(in.layout.dims, sizes);
-        keep.push_back(window(in.layout, view.data, (b * run.steps + t0) * inner, steps, sizes));
+      auto bind = [&](const BoundInput &in, void *base, int64_t offset, int64_t windowSteps) {
+        keep.push_back(window(in.layout, base, offset, windowSteps, sizes, block));
         params.set(in.param, keep.back());
       };
       keep.reserve(program.inputs.size() + program.params.size() + program.initial.size() + program.checkpoints.size());
-      for (const BoundInput &in : program.inputs) bindStep(in, run.stepInputs.at(in.layout.name));
-      for (const BoundInput &p : program.params) {
-        keep.push_back(window(p.layout, run.params.at(p.layout.name).data, 0, 0, sizes));
-        params.set(p.param, keep.back());
-      }
-      for (size_t i = 0; i < program.initial.size(); ++i) {
-        keep.push_back(window(program.initial[i].layout, carryIn[i].data(), 0, 0, sizes));
-        params.set(program.initial[i].param, keep.back());
-      }
+      for (const BoundInput &in : program.inputs)
+        bind(in, run.stepInputs.at(in.layout.name).data, (b * run.steps + t0) * product(in.layout.dims, sizes), steps);
+      for (const BoundInput &p : program.params) bind(p, run.params.at(p.layout.name).data, 0, 0);
+      for (size_t i = 0; i < program.initial.size(); ++i) bind(program.initial[i], carryIn[i].data(), 0, 0);
       for (const BoundInput &ck : program.checkpoints) {
         const std::vector<float> &all = run.checkpointsIn->at(ck.layout.name);
-        int64_t n = product(ck.layout.dims, sizes);
-        keep.push_back(window(ck.layout, const_cast<float *>(all.data()), (b * chunks + c) * n, 0, sizes));
-        params.set(ck.param, keep.back());
+        bind(ck, const_cast<float *>(all.data()), (b * chunks + c) * product(ck.layout.dims, sizes), 0);
       }
       if (run.checkpointsOut)
         for (size_t i = 0; i < program.initial.size(); ++i) {
-          std::vector<float> &all = (*run.checkpointsOut)[program.initial[i].layout.name];
-          int64_t n = static_cast<int64_t>(carryIn[i].size());
-          std::memcpy(all.data() + (b * chunks + c) * n, carryIn[i].data(), n * sizeof(float));
+          float *slot = (*run.checkpointsOut)[program.initial[i].layout.name].data() +
+                        (b * chunks + c) * static_cast<int64_t>(carryIn[i].size());
+          forEachRun(program.initial[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
+            std::memcpy(slot + offset, carryIn[i].data() + offset, count * sizeof(float));
+          });
         }
 
       std::vector<Halide::Buffer<>> results;
       for (const ProducedOutput &out : program.outputs) {
         int64_t inner = product(out.layout.dims, sizes);
         results.push_back(window(out.layout, run.stepOutputs.at(out.layout.name).data, (b * run.steps + t0) * inner,
-                                 steps, sizes));
+                                 steps, sizes, block));
       }
-      for (size_t i = 0; i < program.finals.size(); ++i) results.push_back(window(program.finals[i].layout, carryOut[i].data(), 0, 0, sizes));
-      for (size_t i = 0; i < program.accums.size(); ++i) results.push_back(window(program.accums[i].layout, partial[i].data(), 0, 0, sizes));
+      for (size_t i = 0; i < program.finals.size(); ++i)
+        results.push_back(window(program.finals[i].layout, carryOut[i].data(), 0, 0, sizes, block));
+      for (size_t i = 0; i < program.accums.size(); ++i)
+        results.push_back(window(program.accums[i].layout, partial[i].data(), 0, 0, sizes, block));
       program.pipeline.realize(Halide::Realization(results), program.target, params);
 
       for (size_t i = 0; i < program.accums.size(); ++i) {
         std::vector<double> &total = accumTotals[program.accums[i].layout.name];
-        for (size_t j = 0; j < partial[i].size(); ++j) total[j] += partial[i][j];
+        forEachRun(program.accums[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
+          for (int64_t j = offset; j < offset + count; ++j) total[j] += partial[i][j];
+        });
       }
       // The states after this chunk start the next one (a program's finals are its states).
       for (size_t i = 0; i < program.finals.size(); ++i) std::swap(carryIn[i], carryOut[i]);
     }
     for (size_t i = 0; i < program.finals.size(); ++i) {
       const HostView *fin = find(run.finals, program.finals[i].layout.name);
+      if (!fin) continue;
       int64_t n = static_cast<int64_t>(carryIn[i].size());
-      if (fin) std::memcpy(static_cast<float *>(fin->data) + b * n, carryIn[i].data(), n * sizeof(float));
+      forEachRun(program.finals[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
+        std::memcpy(static_cast<float *>(fin->data) + b * n + offset, carryIn[i].data() + offset, count * sizeof(float));
+      });
     }
   }
 }
@@ -132,11 +198,14 @@ ChunkProgram &ProgramPool::get(int copy) {
 }
 
 void runChunked(ProgramPool &pool, const ChunkedRun &run) {
-  int workers = static_cast<int>(std::min<int64_t>(pool.copies(), run.batch));
+  // The program's layout (ports, summed dimensions) is the same in every copy.
+  const ChunkProgram &layout = pool.get(0);
+  int blockDim = blockableDim(layout);
+  int64_t width = blockDim < 0 ? 0 : blockWidth(run, blockDim, pool.copies());
+  int64_t blocks = blockDim < 0 ? 1 : (run.dimSizes[blockDim] + width - 1) / width;
+  int workers = static_cast<int>(std::min<int64_t>(pool.copies(), run.batch * blocks));
   std::vector<ChunkProgram *> programs;
   for (int w = 0; w < workers; ++w) programs.push_back(&pool.get(w));
-  // The program's states are its finals, in the same order as its initial values.
-  const ChunkProgram &layout = *programs.front();
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
   if (run.checkpointsOut)
     for (const BoundInput &s : layout.initial)
@@ -150,7 +219,7 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (int w = 0; w < workers; ++w)
     threads.emplace_back([&, w] {
       try {
-        runWorker(*programs[w], run, w, workers, totals[w]);
+        runWorker(*programs[w], run, blockDim, width, w, workers, totals[w]);
       } catch (...) {
         errors[w] = std::current_exception();
       }

@@ -1,6 +1,7 @@
-// Runs a ChunkProgram over a whole batch and sequence: the batch is split across threads (each
-// with its own compiled copy of the program), time is cut into chunks that are processed in scan
-// order, and each state is carried from one chunk to the next.
+// Runs a ChunkProgram over a whole batch and sequence: work units of one batch element and (when
+// the batch alone cannot keep the threads busy) one block of channels are split across threads
+// (each with its own compiled copy of the program), time is cut into chunks that are processed in
+// scan order, and each state is carried from one chunk to the next.
 #pragma once
 
 #include <functional>
@@ -43,6 +44,7 @@ class ProgramPool {
 
 struct ChunkedRun {
   int64_t batch = 0, steps = 0, chunk = 0;
+  int64_t channelBlock = 0;       // channels per work unit when they can be split; 0: by rule
   std::vector<int64_t> dimSizes;  // per recurrence dimension
   bool reverseChunks = false;     // process chunks from the last to the first
   HostViews stepInputs, params;

@@ -1,6 +1,7 @@
 // The Halide CPU backend (through the public API) against the float64 reference interpreter, for
-// every model, both directions, with and without initial state, on odd shapes and with chunk
-// lengths that do not divide T. Bounds: relative error <= 1e-5 (f32 arithmetic) per tensor.
+// every model, both directions, with and without initial state, on odd shapes, with chunk
+// lengths that do not divide T and with channels split into blocks. Bounds: relative error <= 1e-5
+// (f32 arithmetic) per tensor.
 #include <cstring>
 
 #include "compiler/api/Scanforge.h"
@@ -71,10 +72,13 @@ TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
   std::string source = caseSource(c);
   auto ref = compileReference(source, c.model + ".scan");
   ASSERT_TRUE(ref);
-  for (int64_t chunk : {0, 5}) {  // by rule (one chunk at these sizes), and 5: T=37 is 7 full chunks + 2 steps
+  // Chunk length by rule (one chunk at these sizes) or 5 (T=37 is 7 full chunks + 2 steps); channels
+  // whole, or in blocks of 2 where the recurrence allows (d=5 is blocks of 2, 2 and 1).
+  for (auto [chunk, channelBlock] : {std::pair<int64_t, int64_t>{0, 0}, {5, 0}, {5, 2}}) {
     CompileOptions options;
     options.threads = 2;
     options.chunk = chunk;
+    options.channelBlock = channelBlock;
     Recurrence rec = compileSource(c.model + ".scan", source, options);
     const std::vector<Sizes> shapes = {
         {3, 37, {{"d", 5}, {"n", 3}, {"k", 3}, {"e", 2}}},
@@ -83,7 +87,7 @@ TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
     };
     uint32_t seed = 100;
     for (const Sizes &sizes : shapes) {
-      SCOPED_TRACE(describe(sizes) + " chunk=" + std::to_string(chunk));
+      SCOPED_TRACE(describe(sizes) + " chunk=" + std::to_string(chunk) + " channelBlock=" + std::to_string(channelBlock));
       checkAgainstReference(*ref, rec, sizes, c.withInitial, seed++);
     }
   }

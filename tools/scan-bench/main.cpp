@@ -74,9 +74,10 @@ double expRatePerSecond(int threads, int repeats) {
   Halide::Func f;
   f(x, w) = 0.0f;
   f(x, w) += Halide::fast_exp(Halide::clamp(in(x) + Halide::cast<float>(r.x) * 1e-3f, -87.0f, 88.0f));
-  f.parallel(w).vectorize(x, 8);
-  f.update().reorder(x, r.x, w).parallel(w).vectorize(x, 8);
   Halide::Target target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::NoAsserts);
+  int lanes = target.natural_vector_size(Halide::Float(32));  // as the backend's programs use
+  f.parallel(w).vectorize(x, lanes);
+  f.update().reorder(x, r.x, w).parallel(w).vectorize(x, lanes);
   f.compile_jit(target);
   Halide::Buffer<float> input(n), output(n, threads);
   for (int i = 0; i < n; ++i) input(i) = -1.0f + 2.0f * i / n;
@@ -110,10 +111,7 @@ struct Result {
 };
 
 Result benchmark(const std::string &model, const std::map<std::string, int64_t> &dims, int64_t B, int64_t T,
-                 int threads, int repeats, int64_t chunk) {
-  CompileOptions options;
-  options.threads = threads;
-  options.chunk = chunk;
+                 const CompileOptions &options, int repeats) {
   Recurrence rec = compile(model, options);
   const Signature &sig = rec.signature();
   std::mt19937 gen(42);
@@ -219,7 +217,7 @@ int main(int argc, char **argv) {
   std::string models = std::string(SCANFORGE_SOURCE_DIR) + "/models";
   int64_t B = 8, T = 4096, D = 512, N = 16;
   int repeats = 5, threads = 0;
-  int64_t chunk = 0;
+  CompileOptions options;
   std::string only;
   bool peers = true;
   std::string python = "/usr/bin/python3";
@@ -231,7 +229,8 @@ int main(int argc, char **argv) {
   app.add_option("--repeats", repeats, "timed repetitions (the best is reported, as STREAM does)");
   app.add_option("--threads", threads, "worker threads (0: one per core)");
   app.add_flag("!--no-peers", peers, "skip the PyTorch peer");
-  app.add_option("--chunk", chunk, "time steps per chunk (0: by rule)");
+  app.add_option("--chunk", options.chunk, "time steps per chunk (0: by rule)");
+  app.add_option("--channel-block", options.channelBlock, "channels per work unit when the batch is small (0: by rule)");
   app.add_option("--only", only, "run only this model of --models (default: mingru and selective_ssm)");
   bool trainingStep = false;
   app.add_flag("--training-step", trainingStep,
@@ -239,6 +238,7 @@ int main(int argc, char **argv) {
   app.add_option("--python", python, "Python with torch (Debian's python3-torch)");
   CLI11_PARSE(app, argc, argv);
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.threads = threads;
 
   try {
     if (trainingStep) {
@@ -256,7 +256,7 @@ int main(int argc, char **argv) {
       for (const auto *ports : {&probe.signature().inputs, &probe.signature().params})
         for (const Port &p : *ports)
           for (const std::string &d : p.dims) used[d] = dims.count(d) ? dims.at(d) : D;
-      results.push_back(benchmark(models + "/" + model + ".scan", used, B, T, threads, repeats, chunk));
+      results.push_back(benchmark(models + "/" + model + ".scan", used, B, T, options, repeats));
     }
     nlohmann::json peer = peers ? runPeer(python, std::string(SCANFORGE_SOURCE_DIR) + "/tools/scan-bench/pytorch_peer.py",
                                           B, T, D, repeats, threads)
