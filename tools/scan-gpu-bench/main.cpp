@@ -1,0 +1,297 @@
+// scan-gpu-bench: times a kernel package's recurrences on the GPU, forward and forward+backward, and
+// reports, measured in the same run, the fraction of the device's copy bandwidth reached on ideal
+// bytes (inputs read once, outputs written once; DESIGN.md §4) and, with --peers, the time of the
+// peer implementations (tools/scan-gpu-bench/peers.py) on the same shapes. Needs no MLIR: it builds
+// in the runtime-only preset, next to scan-package-run. Exit codes: 0 done, 1 an error, 77 no CUDA
+// driver or GPU ("[SKIP] ...").
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/RecurrenceRunner.h"
+
+namespace {
+
+using namespace scanforge::cuda;
+
+constexpr int kDone = 0, kFailed = 1, kNoGpu = 77;
+
+// Fills buffers with hashed uniform values (never zeros) and measures copy bandwidth: both on the
+// device, so that multi-GiB inputs cost no host time.
+const char *kUtilitySource = R"(
+extern "C" __global__ void fill_f32(float *p, unsigned long long n, unsigned seed, float lo, float hi) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned long long z = i * 0x9E3779B97F4A7C15ull + seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    float u = (float)((z ^ (z >> 31)) >> 40) * (1.0f / 16777216.0f);
+    p[i] = lo + (hi - lo) * u;
+  }
+}
+extern "C" __global__ void to_bf16(const float *src, unsigned short *dst, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    dst[i] = (unsigned short)(__float_as_uint(src[i]) >> 16);
+}
+extern "C" __global__ void copy16(const float4 *src, float4 *dst, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+)";
+
+class Utilities {
+ public:
+  explicit Utilities(CudaBackend &gpu) : gpu_(gpu) {
+    module_ = gpu.load({"scan_gpu_bench_utilities.cu", kUtilitySource, {}, {{"fill_f32", 5}, {"to_bf16", 3}, {"copy16", 3}}});
+  }
+
+  void fill(DevicePtr ptr, size_t bytes, bool bf16, unsigned seed, float lo, float hi) {
+    unsigned long long n = bytes / (bf16 ? 2 : 4);
+    DeviceBuffer staging;
+    DevicePtr target = ptr;
+    if (bf16) {
+      staging = DeviceBuffer(gpu_, n * 4);
+      target = staging.get();
+    }
+    void *args[] = {&target, &n, &seed, &lo, &hi};
+    module_->launch("fill_f32", grid(), args, 0);
+    if (bf16) {
+      void *convert[] = {&target, &ptr, &n};
+      module_->launch("to_bf16", grid(), convert, 0);
+      gpu_.synchronize(0);
+    }
+  }
+
+  // Device-to-device copy of `bytes` (read + written counted), the median of `repeats`, in GB/s.
+  double copyBandwidth(size_t bytes, int repeats) {
+    DeviceBuffer src(gpu_, bytes), dst(gpu_, bytes);
+    fill(src.get(), bytes, false, 1, -1.0f, 1.0f);
+    DevicePtr s = src.get(), d = dst.get();
+    unsigned long long n = bytes / 16;
+    void *args[] = {&s, &d, &n};
+    double ms = medianMs(gpu_, repeats, [&] { module_->launch("copy16", grid(), args, 0); });
+    return 2.0 * bytes / (ms * 1e6);
+  }
+
+  template <class F>
+  static double medianMs(CudaBackend &gpu, int repeats, F run) {
+    run();  // warm-up: module loads, kernel compilation
+    gpu.synchronize(0);
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) {
+      auto begin = std::chrono::steady_clock::now();
+      run();
+      gpu.synchronize(0);
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  }
+
+ private:
+  LaunchConfig grid() const {
+    LaunchConfig c;
+    c.grid[0] = static_cast<unsigned>(gpu_.multiprocessors() * 8);
+    c.block = 256;
+    return c;
+  }
+  CudaBackend &gpu_;
+  std::unique_ptr<LoadedModule> module_;
+};
+
+struct Case {
+  std::string recurrence;
+  Shape shape;
+};
+
+// The shapes of the CUDA issue: minGRU/minLSTM at B=64 T=4096 and B=8 T=16384 (D=1024), the
+// selective SSM at B=8 T=4096 and B=64 T=512 (D=1024, N=16). Other recurrences: the first two.
+std::vector<Case> defaultCases(const KernelPackage &package, const std::vector<std::string> &names, int64_t D, int64_t N) {
+  std::vector<Case> cases;
+  for (const std::string &name : names) {
+    const RecurrenceDesc &rec = package.recurrence(name);
+    std::vector<std::pair<int64_t, int64_t>> bt = {{64, 4096}, {8, 16384}};
+    if (!rec.registerDims.empty()) bt = {{8, 4096}, {64, 512}};
+    for (auto [B, T] : bt) {
+      Shape s{B, T, {}};
+      for (const std::string &d : rec.channelDims) s.dims[d] = D;
+      for (const std::string &d : rec.registerDims) s.dims[d] = N;
+      cases.push_back({name, s});
+    }
+  }
+  return cases;
+}
+
+struct Timing {
+  std::string recurrence, dtype, shape, plan;
+  double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
+};
+
+bool countsAsIdeal(const BufferDesc &b, bool backward) {
+  // Inputs (output gradients included), parameters and outputs; a backward's reads of what the
+  // forward wrote (its outputs, its initial states) are not part of the ideal traffic.
+  if (b.role == "input" || b.role == "param" || b.role == "output") return true;
+  return backward && b.role == "accum";
+}
+
+Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats) {
+  RecurrenceRunner runner(package, c.recurrence, gpu);
+  Plan plan = runner.plan(c.shape);
+  const RecurrenceDesc &fwd = runner.forwardDesc();
+  const RecurrenceDesc *bwd = runner.backwardDesc();
+  Timing t{c.recurrence, "f32", c.shape.describe(),
+           std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk)};
+
+  // One device buffer per name: the forward's output is the backward's forward_output, and so on.
+  // Optional buffers are left out (zero initial states, final states not kept) unless the backward
+  // needs them (checkpoints); workspaces belong to the runner.
+  std::set<std::string> neededByBackward;
+  if (bwd)
+    for (const BufferDesc &b : bwd->buffers)
+      if (!b.optional) neededByBackward.insert(b.name);
+  std::map<std::string, DeviceBuffer> owned;
+  BufferMap buffers;
+  unsigned seed = 17;
+  auto provide = [&](const BufferDesc &b) {
+    if ((b.optional && !neededByBackward.count(b.name)) || b.role == "workspace" || buffers.count(b.name)) return;
+    size_t bytes = runner.bytes(b, c.shape, plan);
+    DeviceBuffer buffer(gpu, bytes);
+    bool param = b.role == "param";
+    if (param || b.role == "input")  // decaying parameters keep long scans finite
+      util.fill(buffer.get(), bytes, b.dtype == "bf16", seed++, param ? -1.0f : -2.0f, param ? -0.05f : 2.0f);
+    if (b.dtype == "bf16") t.dtype = "bf16";
+    buffers[b.name] = buffer.get();
+    owned[b.name] = std::move(buffer);
+  };
+  for (const BufferDesc &b : fwd.buffers) provide(b);
+  if (bwd)
+    for (const BufferDesc &b : bwd->buffers) provide(b);
+  for (const BufferDesc &b : fwd.buffers)
+    if (countsAsIdeal(b, false) && buffers.count(b.name)) t.forwardBytes += runner.bytes(b, c.shape, plan);
+  if (bwd)
+    for (const BufferDesc &b : bwd->buffers)
+      if (countsAsIdeal(b, true) && buffers.count(b.name)) t.backwardBytes += runner.bytes(b, c.shape, plan);
+
+  t.forwardMs = Utilities::medianMs(gpu, repeats, [&] { runner.forward(c.shape, plan, buffers); });
+  if (bwd)
+    t.forwardBackwardMs = Utilities::medianMs(gpu, repeats, [&] {
+      runner.forward(c.shape, plan, buffers);
+      runner.backward(c.shape, plan, buffers);
+    });
+  return t;
+}
+
+// Runs peers.py for the cases and returns its JSON ({"<recurrence> <shape> <pass>": {peer: ms}}).
+nlohmann::json runPeers(const std::string &python, const std::string &script, const std::vector<Timing> &timings, int repeats) {
+  nlohmann::json request = nlohmann::json::array();
+  for (const Timing &t : timings) request.push_back({{"recurrence", t.recurrence}, {"shape", t.shape}, {"dtype", t.dtype}});
+  std::string command = python + " " + script + " --repeats " + std::to_string(repeats) + " '" + request.dump() + "'";
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe) throw CudaError("could not start the peers: " + command);
+  std::string out;
+  std::array<char, 4096> chunk;
+  while (size_t n = fread(chunk.data(), 1, chunk.size(), pipe)) out.append(chunk.data(), n);
+  int status = pclose(pipe);
+  if (status != 0) throw CudaError("the peers failed (exit " + std::to_string(status) + "): " + command);
+  return nlohmann::json::parse(out);
+}
+
+std::string peerColumn(const nlohmann::json &peers, const std::string &key, double ours) {
+  if (!peers.contains(key)) return "–";
+  std::string text;
+  char cell[96];
+  for (auto &[peer, ms] : peers[key].items()) {
+    if (ms.is_number()) std::snprintf(cell, sizeof cell, "%s%s %.2f ms (%.1f×)", text.empty() ? "" : "; ", peer.c_str(),
+                                      ms.get<double>(), ms.get<double>() / ours);
+    else std::snprintf(cell, sizeof cell, "%s%s: %s", text.empty() ? "" : "; ", peer.c_str(), ms.get<std::string>().c_str());
+    text += cell;
+  }
+  return text;
+}
+
+int run(int argc, char **argv) {
+  CLI::App app{"scan-gpu-bench: GPU timings of a kernel package against copy bandwidth and peers", "scan-gpu-bench"};
+  std::string dir, python = "python3", cacheDir = KernelCache::defaultDirectory().string();
+  std::vector<std::string> names;
+  int64_t D = 1024, N = 16;
+  int repeats = 20, device = 0;
+  bool peers = false;
+  app.add_option("package", dir, "the package directory (manifest.json and *.cu, from scanc --emit-package)")->required();
+  app.add_option("--recurrence", names, "forward recurrences to time (default: mingru, minlstm, selective_ssm if present)");
+  app.add_option("-D", D, "channels");
+  app.add_option("-N", N, "register (state-expansion) dimension size");
+  app.add_option("--repeats", repeats, "timed repetitions; the median is reported");
+  app.add_flag("--peers", peers, "also time the peers of tools/scan-gpu-bench/peers.py (needs PyTorch with CUDA)");
+  app.add_option("--python", python, "the Python that runs the peers");
+  app.add_option("--device", device, "CUDA device ordinal");
+  app.add_option("--cache", cacheDir, "kernel cache directory");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? kDone : kFailed;
+  }
+  if (repeats < 1) throw CudaError("--repeats must be at least 1");
+
+  KernelPackage package = KernelPackage::load(dir);
+  if (names.empty())
+    for (const RecurrenceDesc &rec : package.recurrences())
+      if (rec.name == "mingru" || rec.name == "minlstm" || rec.name == "selective_ssm") names.push_back(rec.name);
+  if (names.empty()) throw CudaError(dir + " holds none of mingru, minlstm, selective_ssm: name recurrences with --recurrence");
+  std::vector<Case> cases = defaultCases(package, names, D, N);
+
+  std::unique_ptr<CudaBackend> gpu;
+  try {
+    gpu = std::make_unique<CudaBackend>(device, std::make_shared<KernelCache>(cacheDir));
+  } catch (const CudaUnavailable &e) {
+    std::cout << "[SKIP] no CUDA driver/GPU: " << e.what() << "\n";
+    return kNoGpu;
+  }
+  Utilities util(*gpu);
+  double copy = util.copyBandwidth(size_t{1} << 30, repeats);
+  std::vector<Timing> timings;
+  for (const Case &c : cases) {
+    timings.push_back(timeCase(*gpu, util, package, c, repeats));
+    std::fprintf(stderr, "timed %s %s\n", c.recurrence.c_str(), c.shape.describe().c_str());
+  }
+  nlohmann::json peerTimes = peers ? runPeers(python, std::string(SCANFORGE_SOURCE_DIR) + "/tools/scan-gpu-bench/peers.py",
+                                              timings, repeats)
+                                   : nlohmann::json::object();
+
+  std::printf("device: %s; copy bandwidth %.0f GB/s (1 GiB device-to-device, read + written); median of %d\n\n",
+              gpu->describe().c_str(), copy, repeats);
+  std::printf("| recurrence | dtype | shape | plan | pass | time (ms) | GB/s on ideal bytes | of copy | peers (ms, peer/ours) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const Timing &t : timings) {
+    auto row = [&](const char *pass, double ms, double bytes) {
+      double gbs = bytes / (ms * 1e6);
+      std::string key = t.recurrence + " " + t.shape + " " + pass;
+      std::printf("| %s | %s | %s | %s | %s | %.3f | %.0f | %.0f%% | %s |\n", t.recurrence.c_str(), t.dtype.c_str(),
+                  t.shape.c_str(), t.plan.c_str(), pass, ms, gbs, 100 * gbs / copy, peerColumn(peerTimes, key, ms).c_str());
+    };
+    row("forward", t.forwardMs, t.forwardBytes);
+    if (t.forwardBackwardMs > 0) row("forward+backward", t.forwardBackwardMs, t.forwardBytes + t.backwardBytes);
+  }
+  return kDone;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "scan-gpu-bench: error: " << e.what() << "\n";
+    return kFailed;
+  }
+}
