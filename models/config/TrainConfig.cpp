@@ -162,7 +162,7 @@ TrainConfig bind(const Json &root, const Reader &r) {
   r.keys(root, "the configuration", {"model", "task", "train", "output"});
   if (const Json *m = root.find("model")) {
     r.keys(*m, "model", {"recurrence", "models_dir", "layers", "embed", "expansion", "dims", "conv", "mlp",
-                         "mlp_expansion", "norm", "dropout", "params", "gate_bias", "gate_bias_first_layer_only"});
+                         "mlp_expansion", "output_gating", "norm", "dropout", "params", "gate_bias", "gate_bias_first_layer_only"});
     ModelConfig &mc = c.model;
     r.read(*m, "recurrence", mc.recurrence);
     r.read(*m, "models_dir", mc.modelsDir);
@@ -172,8 +172,9 @@ TrainConfig bind(const Json &root, const Reader &r) {
     r.read(*m, "conv", mc.conv);
     r.read(*m, "mlp", mc.mlp);
     r.read(*m, "mlp_expansion", mc.mlpExpansion, 1, 64);
+    r.read(*m, "output_gating", mc.outputGating, 0, 1 << 16);
     r.read(*m, "norm", mc.norm);
-    r.oneOf(*m, "norm", mc.norm, {"layernorm", "rmsnorm"});
+    r.oneOf(*m, "norm", mc.norm, {"layernorm", "rmsnorm", "none"});
     r.read(*m, "dropout", mc.dropout, 0.0, 0.99);
     r.read(*m, "gate_bias_first_layer_only", mc.gateBiasFirstLayerOnly);
     if (const Json *dims = m->find("dims")) {

@@ -28,8 +28,11 @@ struct ModelConfig {
   std::map<std::string, int64_t> dims; // sizes of the recurrence's other dimensions (e.g. n = 16)
   bool conv = true;                    // causal depthwise conv1d (kernel 4) before the recurrence
   bool mlp = true;                     // two-layer MLP after the recurrence
+  // Width of the bilinear output gating D((W_m y) * (W_x y)) of the recurrence's outputs y (paper
+  // 001, eq. 2); 0: none, the outputs go straight to the down-projection D.
+  int64_t outputGating = 0;
   int64_t mlpExpansion = 4;
-  std::string norm = "layernorm";      // layernorm or rmsnorm
+  std::string norm = "layernorm";      // layernorm, rmsnorm or none
   double dropout = 0.0;
   std::map<std::string, InitSpec> params;     // recurrence parameter -> initialiser
   std::map<std::string, InitSpec> gateBias;   // recurrence input -> initialiser of its projection's bias

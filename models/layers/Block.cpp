@@ -10,15 +10,14 @@ constexpr int64_t kConvWidth = 4;
 
 Block::Block(std::unique_ptr<Mixer> mixer, const config::ModelConfig &config, Generator &gen)
     : mixer_(std::move(mixer)), conv_(config.conv), mlp_(config.mlp), dropout_(config.dropout), embed_(config.embed) {
-  bool rms = config.norm == "rmsnorm";
-  norm1_ = Norm(embed_, rms);
+  norm1_ = Norm(embed_, config.norm);
   if (conv_) {  // PyTorch's Conv1d default: U(+-1/sqrt(fan_in)), fan_in = kernel width for depthwise
     double bound = 1.0 / std::sqrt(static_cast<double>(kConvWidth));
     convWeight_ = uniformParam({embed_, kConvWidth}, bound, gen);
     convBias_ = uniformParam({embed_}, bound, gen);
   }
   if (mlp_) {
-    norm2_ = Norm(embed_, rms);
+    norm2_ = Norm(embed_, config.norm);
     fc1_ = LinearLayer(embed_, config.mlpExpansion * embed_, true, gen);
     fc2_ = LinearLayer(config.mlpExpansion * embed_, embed_, true, gen);
   }

@@ -25,15 +25,19 @@ void LinearLayer::collect(ModelParams &out, const std::string &prefix) const {
   if (bias_.defined()) out.push_back({{prefix + ".bias", bias_}, false});
 }
 
-Norm::Norm(int64_t dim, bool rms) : rms_(rms) {
+Norm::Norm(int64_t dim, const std::string &kind) : kind_(kind) {
+  if (kind_ == "none") return;
   gamma_ = Variable(Tensor::full({dim}, 1.0, DType::F32), true);
-  if (!rms) beta_ = Variable(Tensor::zeros({dim}, DType::F32), true);
+  if (kind_ == "layernorm") beta_ = Variable(Tensor::zeros({dim}, DType::F32), true);
 }
 
-Variable Norm::operator()(const Variable &x) const { return rms_ ? rmsNorm(x, gamma_) : layerNorm(x, gamma_, beta_); }
+Variable Norm::operator()(const Variable &x) const {
+  if (kind_ == "none") return x;
+  return kind_ == "rmsnorm" ? rmsNorm(x, gamma_) : layerNorm(x, gamma_, beta_);
+}
 
 void Norm::collect(ModelParams &out, const std::string &prefix) const {
-  out.push_back({{prefix + ".weight", gamma_}, false});
+  if (gamma_.defined()) out.push_back({{prefix + ".weight", gamma_}, false});
   if (beta_.defined()) out.push_back({{prefix + ".bias", beta_}, false});
 }
 

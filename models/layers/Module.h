@@ -36,15 +36,16 @@ class LinearLayer {
 };
 
 // LayerNorm (gamma, beta) or RMSNorm (gamma) over the last dimension.
+// kind: "layernorm", "rmsnorm", or "none" (the identity, no parameters; paper 001's students).
 class Norm {
  public:
   Norm() = default;
-  Norm(int64_t dim, bool rms);
+  Norm(int64_t dim, const std::string &kind);
   Variable operator()(const Variable &x) const;
   void collect(ModelParams &out, const std::string &prefix) const;
 
  private:
-  bool rms_ = false;
+  std::string kind_ = "none";
   Variable gamma_, beta_;
 };
 

@@ -42,7 +42,11 @@ RecurrentLayer::RecurrentLayer(const ScanOp &scan, const config::ModelConfig &co
   int64_t outputs = 0;
   for (const Port &p : sig.outputs) outputs += count(dimsOf(p, sizes_));
   in_ = LinearLayer(config.embed, total, true, gen);
-  out_ = LinearLayer(outputs, config.embed, true, gen);
+  if (config.outputGating > 0) {
+    gateM_ = LinearLayer(outputs, config.outputGating, true, gen);
+    gateX_ = LinearLayer(outputs, config.outputGating, true, gen);
+  }
+  out_ = LinearLayer(gateM_ ? config.outputGating : outputs, config.embed, true, gen);
 
   // Gate biases: the in-projection's bias rows that feed the named input port.
   int64_t offset = 0;
@@ -89,7 +93,8 @@ std::vector<Variable> RecurrentLayer::streams(const Variable &x) const {
 Variable RecurrentLayer::project(const std::vector<Variable> &outputs) const {
   std::vector<Variable> flat;
   for (const Variable &o : outputs) flat.push_back(reshape(o, {o.shape()[0], o.shape()[1], -1}));
-  return out_(flat.size() == 1 ? flat.front() : concat(flat));
+  Variable y = flat.size() == 1 ? flat.front() : concat(flat);
+  return out_(gateM_ ? mul((*gateM_)(y), (*gateX_)(y)) : y);
 }
 
 Variable RecurrentLayer::forward(const Variable &x) { return project(scan_(streams(x), params_)); }
@@ -98,6 +103,10 @@ void RecurrentLayer::collect(ModelParams &out, const std::string &prefix) const 
   in_.collect(out, prefix + ".in_proj");
   const Signature &sig = scan_.signature();
   for (size_t i = 0; i < params_.size(); ++i) out.push_back({{prefix + ".scan." + sig.params[i].name, params_[i]}, false});
+  if (gateM_) {
+    gateM_->collect(out, prefix + ".out_gate_m");
+    gateX_->collect(out, prefix + ".out_gate_x");
+  }
   out_.collect(out, prefix + ".out_proj");
 }
 

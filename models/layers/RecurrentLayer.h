@@ -1,7 +1,10 @@
 // The paper's recurrent layer around a compiled recurrence: one in-projection from the embedding
 // to every input stream of the recurrence (its gates and candidates), the recurrence itself with
-// its learned parameters, and a down-projection of its outputs back to the embedding.
+// its learned parameters, optionally a bilinear output gating (W_m y) * (W_x y) of its outputs y
+// (paper 001, eq. 2), and a down-projection back to the embedding.
 #pragma once
+
+#include <optional>
 
 #include "models/config/TrainConfig.h"
 #include "models/layers/Mixer.h"
@@ -29,6 +32,7 @@ class RecurrentLayer : public Mixer {
   std::vector<int64_t> inputSizes_;       // elements per step of each input port
   std::vector<Shape> inputShapes_;        // each input port's dims (without B, T)
   LinearLayer in_, out_;
+  std::optional<LinearLayer> gateM_, gateX_;  // the output gating, when configured
   std::vector<Variable> params_;          // the recurrence's parameters, in signature order
   std::vector<Tensor> states_;            // streaming state
 };

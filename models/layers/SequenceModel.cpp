@@ -31,7 +31,7 @@ SequenceModel::SequenceModel(const config::ModelConfig &config, const SequenceMo
     else mixer = std::make_unique<RecurrentLayer>(*scan, config, i == 0 || !config.gateBiasFirstLayerOnly, gen);
     blocks_.emplace_back(std::move(mixer), config, gen);
   }
-  finalNorm_ = Norm(config.embed, config.norm == "rmsnorm");
+  finalNorm_ = Norm(config.embed, config.norm);
   head_ = LinearLayer(config.embed, shape.outputs, true, gen);
 
   if (shape.tokens) params_.push_back({{"embedding.weight", embedding_}, false});

@@ -50,7 +50,7 @@ TEST(TrainConfig, WrongTypesAndRangesAreLocated) {
   EXPECT_NE(errorOf("{\"train\": {\"steps\": 2.5}}").find("run.json:1:21: error: 'steps' must be a whole number"),
             std::string::npos);
   EXPECT_NE(errorOf("{\"model\": {\"dropout\": 1.5}}").find("'dropout' must be in [0, 0.99], not 1.5"), std::string::npos);
-  EXPECT_NE(errorOf("{\"model\": {\"norm\": \"batchnorm\"}}").find("'norm' must be one of layernorm, rmsnorm, not 'batchnorm'"),
+  EXPECT_NE(errorOf("{\"model\": {\"norm\": \"batchnorm\"}}").find("'norm' must be one of layernorm, rmsnorm, none, not 'batchnorm'"),
             std::string::npos);
 }
 

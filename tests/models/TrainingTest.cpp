@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "models/layers/Init.h"
+#include "models/layers/Module.h"
+#include "models/layers/RecurrentLayer.h"
 #include "models/layers/ScanOp.h"
 #include "models/train/Trainer.h"
 #include "runtime/core/Ops.h"
@@ -96,6 +98,48 @@ TEST(Init, S4dRealAndLruRing) {
     EXPECT_LE(r, 0.99 + 1e-6);
     EXPECT_NEAR(std::exp(2 * g[i]), 1 - r * r, 1e-5);
   }
+}
+
+// Paper 001's gated RNN layer (eq. 2): in-projection to the recurrence's inputs, the scan, then the
+// bilinear output gating D((W_m y) * (W_x y)), recomputed here from the layer's own parameters.
+TEST(RecurrentLayer, BilinearOutputGatingIsDOfTheProductOfTwoMaps) {
+  ScanOp op(compile(std::string(SCANFORGE_SOURCE_DIR) + "/models/glu_rnn.scan"));
+  config::ModelConfig config;
+  config.embed = 4;
+  config.expansion = 2;
+  config.outputGating = 5;
+  Generator gen(11);
+  RecurrentLayer layer(op, config, false, gen);
+  ModelParams params;
+  layer.collect(params, "l");
+  std::map<std::string, Variable> p;
+  for (const ModelParam &mp : params) p[mp.param.name] = mp.param.variable;
+  ASSERT_EQ(p.count("l.out_gate_m.weight") + p.count("l.out_gate_x.weight"), 2u);
+  EXPECT_EQ(p.at("l.out_gate_m.weight").shape(), (Shape{5, 8}));
+  EXPECT_EQ(p.at("l.out_proj.weight").shape(), (Shape{4, 5}));
+
+  Tensor x = Tensor::empty({2, 7, 4}, DType::F32);
+  fillUniform(x, -1, 1, gen);
+  std::vector<double> got = layer.forward(Variable(x)).value().toDoubles();
+  std::vector<Variable> mv = split(linear(Variable(x), p.at("l.in_proj.weight"), p.at("l.in_proj.bias")), {8, 8});
+  Variable y = op(mv, {p.at("l.scan.lambda")})[0];
+  Variable gated = mul(linear(y, p.at("l.out_gate_m.weight"), p.at("l.out_gate_m.bias")),
+                       linear(y, p.at("l.out_gate_x.weight"), p.at("l.out_gate_x.bias")));
+  std::vector<double> want = linear(gated, p.at("l.out_proj.weight"), p.at("l.out_proj.bias")).value().toDoubles();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i])));
+}
+
+// norm = "none" is the identity and has no parameters (paper 001's students have no normalisation).
+TEST(Norm, NoneIsTheIdentity) {
+  Norm none(3, "none");
+  ModelParams params;
+  none.collect(params, "n");
+  EXPECT_TRUE(params.empty());
+  Generator gen(2);
+  Tensor x = Tensor::empty({2, 3}, DType::F32);
+  fillUniform(x, -1, 1, gen);
+  EXPECT_EQ(none(Variable(x)).value().toDoubles(), x.toDoubles());
 }
 
 std::string writeText(const fs::path &path) {
