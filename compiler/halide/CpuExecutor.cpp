@@ -25,6 +25,20 @@ struct Block {
   int64_t start = 0, extent = 0;
 };
 
+// How a run's channels are cut: `blocks` blocks of `width` channels of dimension dim (the last one
+// may be narrower); dim < 0: one block of everything. Work unit u is batch element u / blocks and
+// block u % blocks.
+struct ChannelSplit {
+  int dim = -1;
+  int64_t width = 0, blocks = 1;
+
+  Block block(int64_t unit, const std::vector<int64_t> &sizes) const {
+    if (dim < 0) return {};
+    int64_t start = (unit % blocks) * width;
+    return {dim, start, std::min(width, sizes[dim] - start)};
+  }
+};
+
 // A Halide buffer over a block of part of a dense host tensor: dims innermost first, then (for
 // per-step ports) time. Strides are those of the whole tensor; extents those of the block.
 Halide::Buffer<> window(const PortLayout &layout, void *base, int64_t offsetElements, int64_t steps,
@@ -79,26 +93,33 @@ int blockableDim(const ChunkProgram &program) {
   return -1;
 }
 
-// Channels per block. Rule: the fewest blocks that split batch × blocks evenly over the workers
+// The split of a run. Rule: the fewest blocks that split batch × blocks evenly over the workers
 // (workers / gcd(B, workers): one block when B is a multiple of the workers), each at least 32
 // channels wide and a multiple of 16 (whole AVX-512 vectors, pairs of AVX2 ones). Fewer, wider
 // blocks run faster than many narrow ones (longer contiguous rows per step, fewer program calls),
-// so balance is all they are for.
-int64_t blockWidth(const ChunkedRun &run, int dim, int workers) {
-  int64_t size = run.dimSizes[dim];
-  if (run.channelBlock > 0) return std::min(run.channelBlock, size);
-  constexpr int64_t kMinWidth = 32, kMultiple = 16;
-  int64_t blocks = std::min<int64_t>(workers / std::gcd<int64_t>(run.batch, workers), std::max<int64_t>(1, size / kMinWidth));
-  int64_t width = (size + blocks - 1) / blocks;
-  return std::min(size, (width + kMultiple - 1) / kMultiple * kMultiple);
+// so balance is all they are for. run.channelBlock, when set, fixes the width.
+ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, int workers) {
+  ChannelSplit split;
+  split.dim = blockableDim(program);
+  if (split.dim < 0) return split;
+  int64_t size = run.dimSizes[split.dim];
+  if (run.channelBlock > 0) {
+    split.width = std::min(run.channelBlock, size);
+  } else {
+    constexpr int64_t kMinWidth = 32, kMultiple = 16;
+    int64_t blocks = std::min<int64_t>(workers / std::gcd<int64_t>(run.batch, workers), std::max<int64_t>(1, size / kMinWidth));
+    int64_t width = (size + blocks - 1) / blocks;
+    split.width = std::min(size, (width + kMultiple - 1) / kMultiple * kMultiple);
+  }
+  split.blocks = (size + split.width - 1) / split.width;
+  return split;
 }
 
 // One worker: the work units (batch element, channel block) u = first, first + stride, ...
-void runWorker(ChunkProgram &program, const ChunkedRun &run, int blockDim, int64_t width, int64_t first,
-               int64_t stride, std::map<std::string, std::vector<double>> &accumTotals) {
+void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit &split, int64_t first, int64_t stride,
+               std::map<std::string, std::vector<double>> &accumTotals) {
   const std::vector<int64_t> &sizes = run.dimSizes;
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
-  int64_t blocks = blockDim < 0 ? 1 : (sizes[blockDim] + width - 1) / width;
   // Carried states (in and out of a chunk) and per-chunk parameter-gradient partials, whole-sized;
   // a unit uses its block of them.
   std::vector<std::vector<float>> carryIn(program.initial.size()), carryOut(program.finals.size());
@@ -107,10 +128,9 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, int blockDim, int64
   for (size_t i = 0; i < program.finals.size(); ++i) carryOut[i].resize(product(program.finals[i].layout.dims, sizes));
   for (size_t i = 0; i < program.accums.size(); ++i) partial[i].resize(product(program.accums[i].layout.dims, sizes));
 
-  for (int64_t u = first; u < run.batch * blocks; u += stride) {
-    int64_t b = u / blocks;
-    Block block;
-    if (blockDim >= 0) block = {blockDim, (u % blocks) * width, std::min(width, sizes[blockDim] - (u % blocks) * width)};
+  for (int64_t u = first; u < run.batch * split.blocks; u += stride) {
+    int64_t b = u / split.blocks;
+    Block block = split.block(u, sizes);
     for (size_t i = 0; i < program.initial.size(); ++i) {
       const HostView *start = find(run.start, program.initial[i].layout.name);
       int64_t n = static_cast<int64_t>(carryIn[i].size());
@@ -200,10 +220,8 @@ ChunkProgram &ProgramPool::get(int copy) {
 void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   // The program's layout (ports, summed dimensions) is the same in every copy.
   const ChunkProgram &layout = pool.get(0);
-  int blockDim = blockableDim(layout);
-  int64_t width = blockDim < 0 ? 0 : blockWidth(run, blockDim, pool.copies());
-  int64_t blocks = blockDim < 0 ? 1 : (run.dimSizes[blockDim] + width - 1) / width;
-  int workers = static_cast<int>(std::min<int64_t>(pool.copies(), run.batch * blocks));
+  ChannelSplit split = splitChannels(layout, run, pool.copies());
+  int workers = static_cast<int>(std::min<int64_t>(pool.copies(), run.batch * split.blocks));
   std::vector<ChunkProgram *> programs;
   for (int w = 0; w < workers; ++w) programs.push_back(&pool.get(w));
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
@@ -219,7 +237,7 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (int w = 0; w < workers; ++w)
     threads.emplace_back([&, w] {
       try {
-        runWorker(*programs[w], run, blockDim, width, w, workers, totals[w]);
+        runWorker(*programs[w], run, split, w, workers, totals[w]);
       } catch (...) {
         errors[w] = std::current_exception();
       }
