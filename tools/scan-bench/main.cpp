@@ -22,6 +22,7 @@
 #include "compiler/api/Scanforge.h"
 #include "models/layers/SequenceModel.h"
 #include "runtime/core/Ops.h"
+#include "tools/common/JsonCommand.h"
 
 namespace {
 
@@ -199,15 +200,13 @@ void trainingStepComparison(const std::string &models, int64_t B, int64_t embed,
 
 nlohmann::json runPeer(const std::string &python, const std::string &script, int64_t B, int64_t T, int64_t D,
                        int repeats, int threads) {
-  std::string cmd = python + " " + script + " " + std::to_string(B) + " " + std::to_string(T) + " " +
-                    std::to_string(D) + " " + std::to_string(repeats) + " " + std::to_string(threads);
-  FILE *pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return nullptr;
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, pipe)) out += buf;
-  if (pclose(pipe) != 0 || out.empty()) return nullptr;
-  return nlohmann::json::parse(out, nullptr, false);
+  std::string error;
+  nlohmann::json result = scanforge::tools::runJsonCommand(python + " " + script + " " + std::to_string(B) + " " +
+                                                               std::to_string(T) + " " + std::to_string(D) + " " +
+                                                               std::to_string(repeats) + " " + std::to_string(threads),
+                                                           error);
+  if (!error.empty()) std::fprintf(stderr, "scan-bench: the PyTorch peer failed (%s)\n", error.c_str());
+  return result.is_discarded() ? nlohmann::json() : result;
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -18,12 +17,14 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/RecurrenceRunner.h"
+#include "tools/common/JsonCommand.h"
+#include "tools/common/OpenGpu.h"
 
 namespace {
 
 using namespace scanforge::cuda;
 
-constexpr int kDone = 0, kFailed = 1, kNoGpu = 77;
+constexpr int kDone = 0, kFailed = 1;
 
 // Fills buffers with hashed uniform values (never zeros) and measures copy bandwidth: both on the
 // device, so that multi-GiB inputs cost no host time.
@@ -196,25 +197,24 @@ Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package,
 nlohmann::json runPeers(const std::string &python, const std::string &script, const std::vector<Timing> &timings, int repeats) {
   nlohmann::json request = nlohmann::json::array();
   for (const Timing &t : timings) request.push_back({{"recurrence", t.recurrence}, {"shape", t.shape}, {"dtype", t.dtype}});
-  std::string command = python + " " + script + " --repeats " + std::to_string(repeats) + " '" + request.dump() + "'";
-  FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe) throw CudaError("could not start the peers: " + command);
-  std::string out;
-  std::array<char, 4096> chunk;
-  while (size_t n = fread(chunk.data(), 1, chunk.size(), pipe)) out.append(chunk.data(), n);
-  int status = pclose(pipe);
-  if (status != 0) throw CudaError("the peers failed (exit " + std::to_string(status) + "): " + command);
-  return nlohmann::json::parse(out);
+  std::string error;
+  nlohmann::json result = scanforge::tools::runJsonCommand(
+      python + " " + script + " --repeats " + std::to_string(repeats) + " '" + request.dump() + "'", error);
+  if (!error.empty()) throw CudaError("the peers failed: " + error);
+  return result;
 }
 
 std::string peerColumn(const nlohmann::json &peers, const std::string &key, double ours) {
   if (!peers.contains(key)) return "–";
   std::string text;
-  char cell[96];
   for (auto &[peer, ms] : peers[key].items()) {
-    if (ms.is_number()) std::snprintf(cell, sizeof cell, "%s%s %.2f ms (%.1f×)", text.empty() ? "" : "; ", peer.c_str(),
-                                      ms.get<double>(), ms.get<double>() / ours);
-    else std::snprintf(cell, sizeof cell, "%s%s: %s", text.empty() ? "" : "; ", peer.c_str(), ms.get<std::string>().c_str());
+    text += (text.empty() ? "" : "; ") + peer;
+    if (!ms.is_number()) {
+      text += ": " + ms.get<std::string>();
+      continue;
+    }
+    char cell[64];
+    std::snprintf(cell, sizeof cell, " %.2f ms (%.1f×)", ms.get<double>(), ms.get<double>() / ours);
     text += cell;
   }
   return text;
@@ -250,13 +250,8 @@ int run(int argc, char **argv) {
   if (names.empty()) throw CudaError(dir + " holds none of mingru, minlstm, selective_ssm: name recurrences with --recurrence");
   std::vector<Case> cases = defaultCases(package, names, D, N);
 
-  std::unique_ptr<CudaBackend> gpu;
-  try {
-    gpu = std::make_unique<CudaBackend>(device, std::make_shared<KernelCache>(cacheDir));
-  } catch (const CudaUnavailable &e) {
-    std::cout << "[SKIP] no CUDA driver/GPU: " << e.what() << "\n";
-    return kNoGpu;
-  }
+  std::unique_ptr<CudaBackend> gpu = scanforge::tools::openGpuOrSkip(device, cacheDir);
+  if (!gpu) return scanforge::tools::kNoGpuExit;
   Utilities util(*gpu);
   double copy = util.copyBandwidth(size_t{1} << 30, repeats);
   std::vector<Timing> timings;

@@ -10,12 +10,13 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/Goldens.h"
+#include "tools/common/OpenGpu.h"
 
 namespace {
 
 using namespace scanforge::cuda;
 
-constexpr int kPassed = 0, kFailed = 1, kNoGpu = 77;
+constexpr int kPassed = 0, kFailed = 1;
 
 int run(int argc, char **argv) {
   CLI::App app{"scan-package-run: run a kernel package's golden test vectors on the GPU", "scan-package-run"};
@@ -37,13 +38,8 @@ int run(int argc, char **argv) {
     std::cerr << "scan-package-run: error: " << dir << "/goldens holds no golden test vectors\n";
     return kFailed;
   }
-  std::unique_ptr<CudaBackend> gpu;
-  try {
-    gpu = std::make_unique<CudaBackend>(device, std::make_shared<KernelCache>(cacheDir));
-  } catch (const CudaUnavailable &e) {
-    std::cout << "[SKIP] no CUDA driver/GPU: " << e.what() << "\n";
-    return kNoGpu;
-  }
+  std::unique_ptr<CudaBackend> gpu = scanforge::tools::openGpuOrSkip(device, cacheDir);
+  if (!gpu) return scanforge::tools::kNoGpuExit;
   std::cout << "device: " << gpu->describe() << "\n";
 
   int checked = 0, failed = 0;
