@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "runtime/core/Error.h"
 #include "runtime/core/Ops.h"
 
 namespace scanforge::models {
@@ -25,15 +26,22 @@ void LinearLayer::collect(ModelParams &out, const std::string &prefix) const {
   if (bias_.defined()) out.push_back({{prefix + ".bias", bias_}, false});
 }
 
-Norm::Norm(int64_t dim, const std::string &kind) : kind_(kind) {
-  if (kind_ == "none") return;
+Norm::Norm(int64_t dim, const std::string &kind) {
+  if (kind == "none") return;
+  if (kind != "layernorm" && kind != "rmsnorm")
+    throw RuntimeError("model.norm", "unknown normalisation '" + kind + "' (layernorm, rmsnorm or none)");
+  kind_ = kind == "layernorm" ? Kind::Layer : Kind::Rms;
   gamma_ = Variable(Tensor::full({dim}, 1.0, DType::F32), true);
-  if (kind_ == "layernorm") beta_ = Variable(Tensor::zeros({dim}, DType::F32), true);
+  if (kind_ == Kind::Layer) beta_ = Variable(Tensor::zeros({dim}, DType::F32), true);
 }
 
 Variable Norm::operator()(const Variable &x) const {
-  if (kind_ == "none") return x;
-  return kind_ == "rmsnorm" ? rmsNorm(x, gamma_) : layerNorm(x, gamma_, beta_);
+  switch (kind_) {
+    case Kind::None: return x;
+    case Kind::Rms: return rmsNorm(x, gamma_);
+    case Kind::Layer: break;
+  }
+  return layerNorm(x, gamma_, beta_);
 }
 
 void Norm::collect(ModelParams &out, const std::string &prefix) const {

@@ -35,8 +35,8 @@ class LinearLayer {
   Variable weight_, bias_;
 };
 
-// LayerNorm (gamma, beta) or RMSNorm (gamma) over the last dimension.
-// kind: "layernorm", "rmsnorm", or "none" (the identity, no parameters; paper 001's students).
+// LayerNorm (gamma, beta) or RMSNorm (gamma) over the last dimension, or none: the identity with
+// no parameters (paper 001's students). kind: "layernorm", "rmsnorm" or "none" (model.norm).
 class Norm {
  public:
   Norm() = default;
@@ -45,7 +45,8 @@ class Norm {
   void collect(ModelParams &out, const std::string &prefix) const;
 
  private:
-  std::string kind_ = "none";
+  enum class Kind { None, Layer, Rms };
+  Kind kind_ = Kind::None;
   Variable gamma_, beta_;
 };
 
