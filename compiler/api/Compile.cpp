@@ -1,14 +1,14 @@
-// The C++ API: .scan -> checked AST -> scan IR (forward + generated backward) -> Halide CPU
-// programs, JIT-compiled on first use and cached in memory by the hash of the compiled IR.
-#include <chrono>
+// The CPU side of the C++ API: a Recurrence runs one forward recurrence of a CompiledModule and
+// its generated backward through Halide CPU programs, JIT-compiled on first use and cached in
+// memory by the hash of the compiled IR.
 #include <iostream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
-#include "compiler/api/Scanforge.h"
+#include "compiler/api/CompiledModuleImpl.h"
 #include "compiler/halide/CpuExecutor.h"
-#include "compiler/mlir/Driver.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/Ports.h"
+#include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 #include "llvm/ADT/Hashing.h"
 
 namespace scanforge {
@@ -21,20 +21,17 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return out + "]";
 }
 
-ElemType storageOf(std::optional<mlir::Type> storage) {
-  return storage && storage->isBF16() ? ElemType::BF16 : ElemType::F32;
+// A port of the IR as the API describes it.
+Port apiPort(const scan::Ports &ports, const scan::Port &p) {
+  std::vector<std::string> dims;
+  for (int d : p.layout) dims.push_back(ports.table().name(d).str());
+  return {p.name, dims, p.bf16 ? ElemType::BF16 : ElemType::F32};
 }
 
-std::vector<std::string> dimNames(mlir::ArrayAttr dims) {
-  std::vector<std::string> out;
-  for (mlir::Attribute d : dims) out.push_back(llvm::cast<mlir::StringAttr>(d).str());
-  return out;
-}
-
-// The CPU programs of one compiled recurrence, shared by every Recurrence with the same IR.
+// The CPU programs of one compiled recurrence, shared by every Recurrence with the same IR (they
+// keep the module that holds it alive).
 struct Programs {
-  std::unique_ptr<scan::Session> session;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::shared_ptr<const CompiledModule::Impl> module;
   scan::RecurrenceOp forward, backward;
   std::unique_ptr<cpu::ProgramPool> forwardPool, backwardPool;
 };
@@ -65,6 +62,8 @@ struct Recurrence::Impl {
   std::shared_ptr<Programs> programs;
   CompileOptions options;
   std::vector<std::string> dimOrder;  // the recurrence's dimension table
+  // The backward program's port standing for the adjoint of each forward port, by kind and name.
+  std::map<std::pair<scan::PortKind, std::string>, std::string> adjointPorts;
 
   std::string where(const char *call) const { return signature.name + "." + call + ": "; }
 
@@ -99,9 +98,15 @@ struct Recurrence::Impl {
     return sizes;
   }
 
-  static cpu::HostViews host(const TensorViews &views, const std::string &suffix = "") {
+  static cpu::HostViews host(const TensorViews &views) {
     cpu::HostViews out;
-    for (auto &[name, v] : views) out[name + suffix] = {v.data, v.shape};
+    for (auto &[name, v] : views) out[name] = {v.data, v.shape};
+    return out;
+  }
+  // The views, keyed by the backward program's adjoint ports of the forward ports they name.
+  cpu::HostViews adjoints(const TensorViews &views, scan::PortKind kind) const {
+    cpu::HostViews out;
+    for (auto &[name, v] : views) out[adjointPorts.at({kind, name})] = {v.data, v.shape};
     return out;
   }
 };
@@ -248,13 +253,13 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   run.dimSizes = impl_->dimSizes(shapes);
   run.reverseChunks = !sig.reverse;
   run.stepInputs = Impl::host(inputs);
-  for (auto &[name, view] : Impl::host(grads, ".grad")) run.stepInputs[name] = view;
+  for (auto &[name, view] : impl_->adjoints(grads, scan::PortKind::Input)) run.stepInputs[name] = view;
   run.params = Impl::host(params);
-  run.start = Impl::host(finalGrads, ".adj");
+  run.start = impl_->adjoints(finalGrads, scan::PortKind::State);
   run.checkpointsIn = &saved.checkpoints_;
-  run.stepOutputs = Impl::host(inputGrads, ".grad");
-  run.accums = Impl::host(paramGrads, ".grad");
-  run.finals = Impl::host(initialGrads, ".adj");
+  run.stepOutputs = impl_->adjoints(inputGrads, scan::PortKind::Output);
+  run.accums = impl_->adjoints(paramGrads, scan::PortKind::Accum);
+  run.finals = impl_->adjoints(initialGrads, scan::PortKind::State);
   cpu::runChunked(*impl_->programs->backwardPool, run);
 }
 
@@ -266,84 +271,67 @@ std::string Recurrence::halideStatement(bool backward) const {
 std::string Recurrence::scanIR() const {
   std::string text;
   llvm::raw_string_ostream os(text);
-  impl_->programs->module->print(os);
+  impl_->programs->module->module.get()->print(os);
   return os.str();
 }
 
-Recurrence compile(const std::string &path, const CompileOptions &options) {
-  std::string error;
-  std::optional<dsl::SourceFile> file = dsl::SourceFile::load(path, error);
-  if (!file) throw CompileError(error);
-  return compileSource(path, file->text(), options);
-}
-
-Recurrence compileSource(const std::string &name, const std::string &source, const CompileOptions &options) {
-  auto begin = std::chrono::steady_clock::now();
-  std::string mlirErrors;
-  llvm::raw_string_ostream mlirOut(mlirErrors);
-  auto programs = std::make_shared<Programs>();
-  programs->session = std::make_unique<scan::Session>(mlirOut);
-  std::ostringstream dslErrors;
-  programs->module = programs->session->loadText(name, source, dslErrors);
-  if (!programs->module) throw CompileError(dslErrors.str() + mlirOut.str());
-  if (mlir::failed(programs->session->compile(*programs->module)))
-    throw CompileError("internal error: the compile pipeline failed on '" + name + "':\n" + mlirOut.str());
-
-  std::vector<scan::RecurrenceOp> forwards;
-  for (auto rec : programs->module->getOps<scan::RecurrenceOp>())
-    if (!rec.getAdjointOf() && (options.recurrence.empty() || rec.getSymName() == options.recurrence)) forwards.push_back(rec);
-  if (forwards.size() != 1) {
-    std::string names;
-    for (auto rec : programs->module->getOps<scan::RecurrenceOp>())
-      if (!rec.getAdjointOf()) names += " " + rec.getSymName().str();
-    throw CompileError(name + ": " + (forwards.empty() ? "no recurrence named '" + options.recurrence + "'"
-                                                       : std::string("several recurrences; choose one with CompileOptions::recurrence")) +
-                       " (it has:" + names + ")");
-  }
-  programs->forward = forwards.front();
-  mlir::SymbolTable symbols(*programs->module);
-  programs->backward = symbols.lookup<scan::RecurrenceOp>((programs->forward.getSymName() + ".backward").str());
-
+Recurrence CompiledModule::recurrence(const std::string &name) const {
+  const CompileOptions &options = impl_->options;
+  scan::RecurrenceOp forward = impl_->forward(name);
+  scan::RecurrenceOp backward = scan::backwardOf(forward);
+  if (!backward) impl_->fail("internal error: '" + forward.getSymName().str() + "' has no generated backward");
   auto impl = std::make_shared<Recurrence::Impl>();
   impl->options = options;
+  const scan::Ports &ports = impl_->analyses().getChildAnalysis<scan::Ports>(forward);
   Signature &sig = impl->signature;
-  sig.name = programs->forward.getSymName().str();
-  sig.reverse = programs->forward.getReverse();
-  for (mlir::Attribute d : programs->forward.getDims()) impl->dimOrder.push_back(llvm::cast<mlir::StringAttr>(d).str());
-  for (mlir::Operation &op : programs->forward.getBodyBlock()) {
-    if (auto in = llvm::dyn_cast<scan::InputOp>(op)) sig.inputs.push_back({in.getName().str(), dimNames(in.getDims()), storageOf(in.getStorage())});
-    if (auto p = llvm::dyn_cast<scan::ParamOp>(op)) sig.params.push_back({p.getName().str(), dimNames(p.getDims()), ElemType::F32});
-    if (auto up = llvm::dyn_cast<scan::UpdateOp>(op)) sig.states.push_back({up.getName().str(), dimNames(up.getDims()), ElemType::F32});
-    if (auto out = llvm::dyn_cast<scan::OutputOp>(op)) sig.outputs.push_back({out.getName().str(), dimNames(out.getDims()), storageOf(out.getStorage())});
-  }
-  if (sig.inputs.empty()) throw CompileError(name + ": recurrence '" + sig.name + "' has no inputs, so its batch and length are unknown");
+  sig.name = forward.getSymName().str();
+  sig.reverse = forward.getReverse();
+  for (size_t d = 0; d < ports.table().size(); ++d) impl->dimOrder.push_back(ports.table().name(static_cast<int>(d)).str());
+  for (const scan::Port &p : ports.inputs()) sig.inputs.push_back(apiPort(ports, p));
+  for (const scan::Port &p : ports.params()) sig.params.push_back(apiPort(ports, p));
+  for (const scan::Port &p : ports.states()) sig.states.push_back(apiPort(ports, p));
+  for (const scan::Port &p : ports.outputs()) sig.outputs.push_back(apiPort(ports, p));
+  if (sig.inputs.empty())
+    throw CompileError(impl_->path + ": recurrence '" + sig.name + "' has no inputs, so its batch and length are unknown");
+  const scan::Ports &adjoints = impl_->analyses().getChildAnalysis<scan::Ports>(backward);
+  for (scan::PortKind kind : {scan::PortKind::Input, scan::PortKind::State, scan::PortKind::Output, scan::PortKind::Accum})
+    for (const scan::Port &p : adjoints.of(kind))
+      if (p.adjointOf) impl->adjointPorts[{kind, *p.adjointOf}] = p.name;
 
   int threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   std::string irText;
   llvm::raw_string_ostream irStream(irText);
-  programs->forward->print(irStream);
-  programs->backward->print(irStream);
+  forward->print(irStream);
+  backward->print(irStream);
   size_t hash = llvm::hash_value(irStream.str());
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto &cached = programCache[{hash, threads}];
     if (!cached) {
-      scan::RecurrenceOp fwd = programs->forward, bwd = programs->backward;
+      auto programs = std::make_shared<Programs>();
+      programs->module = impl_;
+      programs->forward = forward;
+      programs->backward = backward;
       programs->forwardPool = std::make_unique<cpu::ProgramPool>(
-          [fwd] { return cpu::buildForwardProgram(fwd); }, threads, sig.name + " forward", options.verbose);
+          [forward] { return cpu::buildForwardProgram(forward); }, threads, sig.name + " forward", options.verbose);
       programs->backwardPool = std::make_unique<cpu::ProgramPool>(
-          [fwd, bwd] { return cpu::buildBackwardProgram(fwd, bwd); }, threads, sig.name + " backward", options.verbose);
+          [forward, backward] { return cpu::buildBackwardProgram(forward, backward); }, threads, sig.name + " backward",
+          options.verbose);
       cached = programs;
     }
     impl->programs = cached;
   }
-  if (options.verbose)
-    std::cerr << "scanforge: compiled " << sig.name << " (forward + generated backward) in "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() << " s; CPU programs are "
-              << "JIT-compiled on first use\n";
   Recurrence rec;
   rec.impl_ = impl;
   return rec;
+}
+
+Recurrence compile(const std::string &path, const CompileOptions &options) {
+  return compileModule(path, options).recurrence(options.recurrence);
+}
+
+Recurrence compileSource(const std::string &name, const std::string &source, const CompileOptions &options) {
+  return compileModuleSource(name, source, options).recurrence(options.recurrence);
 }
 
 }  // namespace scanforge

@@ -51,7 +51,7 @@ struct Shapes {
 
 struct CompileOptions {
   std::string recurrence;  // which recurrence of the file; empty: the file must hold exactly one
-  bool verbose = false;    // report compile and JIT times on stderr
+  bool verbose = false;    // report parse, compile, emission and JIT times on stderr
   int threads = 0;         // CPU worker threads; 0: one per core
   int64_t chunk = 0;       // time steps per chunk; 0: chosen from the state size (docs/cpu.md)
   int64_t channelBlock = 0;  // channels per CPU work unit when the batch is small; 0: by rule (docs/cpu.md)
@@ -109,10 +109,12 @@ class Recurrence {
   struct Impl;
 
  private:
-  friend Recurrence compileSource(const std::string &, const std::string &, const CompileOptions &);
+  friend class CompiledModule;
   std::shared_ptr<Impl> impl_;
 };
 
+// One recurrence of a .scan file (CompileOptions::recurrence, or the file's only one); the same as
+// compileModule(path, options).recurrence(options.recurrence) (CompiledModule.h).
 Recurrence compile(const std::string &path, const CompileOptions &options = {});
 Recurrence compileSource(const std::string &name, const std::string &source, const CompileOptions &options = {});
 

@@ -64,7 +64,7 @@ class GoldenRun {
     const RecurrenceDesc &fwd = runner_.forwardDesc();
     for (auto &[name, tensor] : golden_.forwardInputs) upload(fwd, name, tensor);
     for (const BufferDesc &b : fwd.buffers)
-      if (b.role == "output" || b.forBackward) allocate(b);
+      if (b.role == BufferRole::Output || b.forBackward) allocate(b);
     for (auto &[name, tensor] : golden_.forwardExpected) allocate(describe(fwd, name));
     runner_.forward(golden_.shape, plan_, buffers_);
     device_.synchronize(0);
@@ -74,7 +74,7 @@ class GoldenRun {
     const RecurrenceDesc &bwd = *runner_.backwardDesc();
     for (auto &[name, tensor] : golden_.backwardInputs) upload(bwd, name, tensor);
     for (const BufferDesc &b : bwd.buffers)
-      if (b.role == "output" || b.role == "accum") allocate(b);
+      if (b.role == BufferRole::Output || b.role == BufferRole::Accum) allocate(b);
     for (auto &[name, tensor] : golden_.backwardExpected) allocate(describe(bwd, name));
     runner_.backward(golden_.shape, plan_, buffers_);
     device_.synchronize(0);

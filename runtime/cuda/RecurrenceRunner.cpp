@@ -105,15 +105,15 @@ LoadedModule &RecurrenceRunner::module(const RecurrenceDesc &rec, const Variable
 DevicePtr RecurrenceRunner::resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given,
                                     const Plan &plan, const Variables &vars) {
   if (auto it = given.find(buffer.name); it != given.end() && it->second) return it->second;
-  bool forwardCheckpoint = buffer.role == "checkpoint" && rec.adjointOf.empty();
+  bool forwardCheckpoint = buffer.role == BufferRole::Checkpoint && rec.adjointOf.empty();
   // A forward run without checkpoints (inference) still needs them as carries when chunked.
-  bool scratch = buffer.role == "workspace" || (forwardCheckpoint && plan.strategy == Strategy::Chunked);
+  bool scratch = buffer.role == BufferRole::Workspace || (forwardCheckpoint && plan.strategy == Strategy::Chunked);
   if (!scratch) {
     if (buffer.optional) return 0;
     std::string shape;
     for (const std::string &s : buffer.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(evaluate(s, vars));
-    throw CudaError(rec.name + ": missing buffer '" + buffer.name + "' (" + buffer.role + ", " + buffer.dtype + " [" +
-                    shape + "])" + (buffer.role == "checkpoint" ? "; pass the checkpoints the forward wrote" : ""));
+    throw CudaError(rec.name + ": missing buffer '" + buffer.name + "' (" + roleName(buffer.role) + ", " + buffer.dtype + " [" +
+                    shape + "])" + (buffer.role == BufferRole::Checkpoint ? "; pass the checkpoints the forward wrote" : ""));
   }
   size_t size = elementBytes(buffer);
   for (const std::string &extent : buffer.shape) size *= static_cast<size_t>(evaluate(extent, vars));

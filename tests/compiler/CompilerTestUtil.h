@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "compiler/mlir/Driver.h"
-#include "compiler/mlir/Target/Reference/Interpreter.h"
+#include "compiler/mlir/Target/Reference/Gradients.h"
 
 namespace scanforge::test {
 

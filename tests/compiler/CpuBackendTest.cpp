@@ -43,7 +43,7 @@ constexpr double kBound = 1e-5;
 void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Sizes &sizes, bool withInitial, uint32_t seed) {
   Problem p = randomProblem(ref.forward, sizes, withInitial, seed);
   reference::RunResult want = reference::run(ref.forward, p.in);
-  Gradients wantGrads = backwardGradients(ref.forward, ref.backward, p);
+  reference::Gradients wantGrads = backwardGradients(ref.forward, ref.backward, p);
 
   Buffers buf;
   TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
@@ -152,7 +152,7 @@ TEST(CpuBackendBf16, MinGruWithBf16PortsMatchesReference) {
   TensorViews inputGrads = {{"k", bf16Out("dk", {2, 29, 13})}, {"u", bf16Out("du", {2, 29, 13})}};
   TensorViews initialGrads = {{"h", buf.add("dh0", {2, 13})}};
   rec.backward(inputs, {}, saved, outputGrads, buf.add(p.finalWeights), inputGrads, {}, initialGrads);
-  Gradients g = backwardGradients(ref->forward, ref->backward, p);
+  reference::Gradients g = backwardGradients(ref->forward, ref->backward, p);
   EXPECT_LE(relativeError(toTensor("dk", {2, 29, 13}), g.inputs.at("k")), 4e-3);
   EXPECT_LE(relativeError(toTensor("du", {2, 29, 13}), g.inputs.at("u")), 4e-3);
   EXPECT_LE(relativeError(buf.tensor("dh0"), g.initial.at("h")), 1e-5);

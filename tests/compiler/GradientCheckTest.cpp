@@ -41,7 +41,7 @@ void expectAllNonzero(const std::map<std::string, bool> &nonzero) {
 
 void checkAll(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd, const Problem &p, bool withInitial,
               std::map<std::string, bool> &nonzero) {
-  Gradients g = backwardGradients(fwd, bwd, p);
+  reference::Gradients g = backwardGradients(fwd, bwd, p);
   reference::RunInputs in = p.in;
   for (auto &[name, t] : in.inputs) expectClose(g.inputs.at(name), numericGradient(fwd, p, in, t), "input " + name, nonzero);
   for (auto &[name, t] : in.params)

@@ -115,25 +115,9 @@ inline double loss(scan::RecurrenceOp fwd, const Problem &p, const reference::Ru
 }
 
 // The analytic gradients from the generated backward recurrence.
-struct Gradients {
-  TensorMap inputs, params, initial;
-};
-
-inline Gradients backwardGradients(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd, const Problem &p) {
+inline reference::Gradients backwardGradients(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd, const Problem &p) {
   reference::RunResult f = reference::run(fwd, p.in, /*keepStates=*/true);
-  reference::RunInputs b;
-  b.inputs = p.in.inputs;
-  for (auto &[name, w] : p.outputWeights) b.inputs[name + ".grad"] = w;
-  b.params = p.in.params;
-  b.saved = f.states;
-  b.savedInitial = p.in.initial;
-  for (auto &[name, w] : p.finalWeights) b.initial[name + ".adj"] = w;
-  reference::RunResult r = reference::run(bwd, b);
-  Gradients g;
-  for (auto &[name, t] : p.in.inputs) g.inputs[name] = r.outputs.at(name + ".grad");
-  for (auto &[name, t] : p.in.params) g.params[name] = r.accums.at(name + ".grad");
-  for (auto &[name, w] : p.finalWeights) g.initial[name] = r.finals.at(name + ".adj");
-  return g;
+  return reference::runBackward(bwd, p.in, f, {p.outputWeights, p.finalWeights});
 }
 
 }  // namespace scanforge::test

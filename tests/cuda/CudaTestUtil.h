@@ -75,8 +75,9 @@ recurrence shared_state(x[d], y[n]) -> o[d], c[n] {
 )"}};
 }
 
-inline std::vector<cuda::RecurrenceKernels> kernelsOf(mlir::ModuleOp module) {
-  mlir::FailureOr<std::vector<cuda::RecurrenceKernels>> recurrences = cuda::emitCuda(module);
+inline std::vector<cuda::RecurrenceDesc> kernelsOf(mlir::ModuleOp module) {
+  mlir::ModuleAnalysisManager analyses(module, /*passInstrumentor=*/nullptr);
+  mlir::FailureOr<std::vector<cuda::RecurrenceDesc>> recurrences = cuda::emitCuda(module, analyses);
   if (mlir::failed(recurrences)) throw std::runtime_error("the CUDA emitter failed");
   return std::move(*recurrences);
 }
@@ -89,7 +90,7 @@ inline nlohmann::json manifestOf(mlir::ModuleOp module) {
 }
 inline std::map<std::string, std::string> sourcesOf(mlir::ModuleOp module) {
   std::map<std::string, std::string> sources;
-  for (const cuda::RecurrenceKernels &rec : kernelsOf(module)) sources[rec.file] = rec.source;
+  for (const cuda::RecurrenceDesc &rec : kernelsOf(module)) sources[rec.file] = rec.source;
   return sources;
 }
 

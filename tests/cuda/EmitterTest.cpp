@@ -99,7 +99,7 @@ TEST(CudaEmitter, FallsBackToOneThreadPerBatchElementWithAReason) {
   EXPECT_EQ(layout["channel_dims"], nlohmann::json::array());
   EXPECT_EQ(layout["register_dims"], nlohmann::json({"d", "n"}));
   // The adjoint of c adds a sum over d (through o = sum(n: c) * x) to c's own adjoint.
-  EXPECT_EQ(layout["note"], "one thread per batch element, because 'arith.addf' at shared_state.scan:3:3 needs the "
+  EXPECT_EQ(layout["note"], "one worker per batch element, because 'arith.addf' at shared_state.scan:3:3 needs the "
                             "complete sum of an operand over the channel dimensions");
 }
 
@@ -114,7 +114,8 @@ std::string emitErrors(const std::string &ir) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(ir, &session.context());
   if (!module) return "the IR does not parse: " + diagnostics;
-  EXPECT_TRUE(mlir::failed(cuda::emitCuda(*module)));
+  mlir::ModuleAnalysisManager analyses(*module, /*passInstrumentor=*/nullptr);
+  EXPECT_TRUE(mlir::failed(cuda::emitCuda(*module, analyses)));
   return diagnostics;
 }
 

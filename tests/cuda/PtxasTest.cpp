@@ -65,14 +65,12 @@ TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   }
   auto compiled = compileReference(GetParam().source, GetParam().name + ".scan");
   ASSERT_TRUE(compiled);
-  mlir::FailureOr<std::vector<cuda::RecurrenceKernels>> recurrences = cuda::emitCuda(*compiled->module);
-  ASSERT_TRUE(mlir::succeeded(recurrences));
-  for (const cuda::RecurrenceKernels &rec : *recurrences) {
+  for (const cuda::RecurrenceDesc &rec : kernelsOf(*compiled->module)) {
     std::vector<std::string> defines;
     for (auto &[macro, dim] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(kRegisterSize));
     std::set<std::string> kernels;
-    for (const cuda::Launch &l : rec.sequential) kernels.insert(l.kernel);
-    for (const cuda::Launch &l : rec.chunked) kernels.insert(l.kernel);
+    for (const cuda::LaunchDesc &l : rec.sequential) kernels.insert(l.kernel);
+    for (const cuda::LaunchDesc &l : rec.chunked) kernels.insert(l.kernel);
     for (const std::string arch : {"sm_80", "sm_90"}) {
       SCOPED_TRACE(rec.file + " for " + arch);
       std::string ptx;

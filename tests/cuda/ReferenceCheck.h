@@ -8,7 +8,8 @@
 
 #include "runtime/cuda/Goldens.h"
 #include "tests/cuda/CudaTestUtil.h"
-#include "tools/scanc/GoldenVectors.h"
+#include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
+#include "compiler/package/GoldenVectors.h"
 
 namespace scanforge::test {
 
@@ -40,15 +41,16 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
                                   int64_t registerSize = 3) {
   cuda::KernelPackage package = packageOf(module);
   mlir::SymbolTable symbols(module);
+  mlir::ModuleAnalysisManager analyses(module, /*passInstrumentor=*/nullptr);
   uint32_t seed = 11;
   for (const cuda::RecurrenceDesc &rec : package.recurrences()) {
     if (!rec.adjointOf.empty()) continue;
     cuda::RecurrenceRunner runner(package, rec.name, device);
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
-    auto bwd = symbols.lookup<scan::RecurrenceOp>(rec.backward);
+    scan::RecurrenceOp bwd = scan::backwardOf(fwd);
     for (const cuda::Shape &shape : oddShapes(rec, registerSize))
       for (bool withInitial : {true, false}) {
-        cuda::Golden golden = cuda::readGolden(tools::makeGolden(fwd, bwd, shape, seed++, withInitial), rec.name);
+        cuda::Golden golden = cuda::readGolden(package::makeGolden(fwd, bwd, analyses, shape, seed++, withInitial), rec.name);
         for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
           SCOPED_TRACE(rec.name + " " + shape.describe() + (withInitial ? " with initial states" : " from zero") + ", " +
                        choice.describe());

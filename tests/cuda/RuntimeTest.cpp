@@ -115,6 +115,36 @@ TEST(KernelPackage, MalformedManifestsAreNamed) {
             std::string::npos);
 }
 
+// The format is defined once (PackageFormat.h): what the writer produces, the reader reads back,
+// and a role the reader does not know is an error naming the buffer.
+TEST(PackageFormat, ManifestRoundTripsAndRejectsUnknownRoles) {
+  RecurrenceDesc rec;
+  rec.name = "f";
+  rec.file = "f.cu";
+  rec.reverse = true;
+  rec.channelDims = {"d"};
+  rec.buffers = {{"x", BufferRole::Input, "bf16", {"$B", "$T", "d"}, false, false},
+                 {"h.checkpoints", BufferRole::Checkpoint, "f32", {"$B", "$NC", "1", "d"}, false, true}};
+  rec.sequential = {{"sf_f_seq", {{ParamDesc::Kind::Buffer, "x"}, {ParamDesc::Kind::Int32, "$T"}}, {"1", "$B", "1"}, 128, "0"}};
+  nlohmann::json manifest = toManifest({rec});
+  std::vector<RecurrenceDesc> back = fromManifest(manifest, {{"f.cu", "// source"}});
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].source, "// source");
+  EXPECT_TRUE(back[0].reverse);
+  ASSERT_EQ(back[0].buffers.size(), 2u);
+  EXPECT_EQ(back[0].buffers[0].role, BufferRole::Input);
+  EXPECT_EQ(back[0].buffers[0].dtype, "bf16");
+  EXPECT_EQ(back[0].buffers[1].role, BufferRole::Checkpoint);
+  EXPECT_TRUE(back[0].buffers[1].forBackward);
+  ASSERT_EQ(back[0].sequential.size(), 1u);
+  EXPECT_EQ(back[0].sequential[0].params[1].value, "$T");
+  EXPECT_EQ(toManifest(back), manifest);
+
+  manifest["recurrences"][0]["buffers"][0]["role"] = "scratchpad";
+  EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(manifest, {{"f.cu", ""}}, "pkg/manifest.json"); }),
+            "pkg/manifest.json: buffer 'x' has the unknown role 'scratchpad'");
+}
+
 TEST(Goldens, RelativeErrorAndBf16Rounding) {
   EXPECT_DOUBLE_EQ(relativeError({1.0, 2.0}, {1.0, 2.0}), 0.0);
   EXPECT_NEAR(relativeError({3.0, 4.0 + 5e-3}, {3.0, 4.0}), 1e-3, 1e-12);

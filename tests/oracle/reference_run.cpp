@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/mlir/Driver.h"
-#include "compiler/mlir/Target/Reference/Interpreter.h"
+#include "compiler/mlir/Target/Reference/Gradients.h"
 
 using namespace scanforge;
 using nlohmann::json;
@@ -54,25 +54,15 @@ int main(int argc, char **argv) {
     in.initial = readTensors(request.value("initial", json()));
     reference::RunResult forward = reference::run(fwd, in, /*keepStates=*/true);
 
-    reference::RunInputs back;
-    back.inputs = in.inputs;
-    for (auto &[name, t] : readTensors(request.at("output_grads"))) back.inputs[name + ".grad"] = t;
-    back.params = in.params;
-    back.saved = forward.states;
-    back.savedInitial = in.initial;
-    for (auto &[name, t] : readTensors(request.value("final_grads", json()))) back.initial[name + ".adj"] = t;
-    reference::RunResult backward = reference::run(bwd, back);
+    reference::Gradients grads = reference::runBackward(
+        bwd, in, forward, {readTensors(request.at("output_grads")), readTensors(request.value("final_grads", json()))});
 
     json response;
     response["outputs"] = writeTensors(forward.outputs);
     response["finals"] = writeTensors(forward.finals);
-    reference::TensorMap inputGrads, paramGrads, initialGrads;
-    for (auto &[name, t] : in.inputs) inputGrads[name] = backward.outputs.at(name + ".grad");
-    for (auto &[name, t] : in.params) paramGrads[name] = backward.accums.at(name + ".grad");
-    for (auto &[name, t] : forward.finals) initialGrads[name] = backward.finals.at(name + ".adj");
-    response["input_grads"] = writeTensors(inputGrads);
-    response["param_grads"] = writeTensors(paramGrads);
-    response["initial_grads"] = writeTensors(initialGrads);
+    response["input_grads"] = writeTensors(grads.inputs);
+    response["param_grads"] = writeTensors(grads.params);
+    response["initial_grads"] = writeTensors(grads.initial);
     std::ofstream(argv[2]) << response.dump();
     return 0;
   } catch (const std::exception &e) {

@@ -142,8 +142,8 @@ struct Timing {
 bool countsAsIdeal(const BufferDesc &b, bool backward) {
   // Inputs (output gradients included), parameters and outputs; a backward's reads of what the
   // forward wrote (its outputs, its initial states) are not part of the ideal traffic.
-  if (b.role == "input" || b.role == "param" || b.role == "output") return true;
-  return backward && b.role == "accum";
+  if (b.role == BufferRole::Input || b.role == BufferRole::Param || b.role == BufferRole::Output) return true;
+  return backward && b.role == BufferRole::Accum;
 }
 
 Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats) {
@@ -165,11 +165,11 @@ Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package,
   BufferMap buffers;
   unsigned seed = 17;
   auto provide = [&](const BufferDesc &b) {
-    if ((b.optional && !neededByBackward.count(b.name)) || b.role == "workspace" || buffers.count(b.name)) return;
+    if ((b.optional && !neededByBackward.count(b.name)) || b.role == BufferRole::Workspace || buffers.count(b.name)) return;
     size_t bytes = runner.bytes(b, c.shape, plan);
     DeviceBuffer buffer(gpu, bytes);
-    bool param = b.role == "param";
-    if (param || b.role == "input")  // decaying parameters keep long scans finite
+    bool param = b.role == BufferRole::Param;
+    if (param || b.role == BufferRole::Input)  // decaying parameters keep long scans finite
       util.fill(buffer.get(), bytes, b.dtype == "bf16", seed++, param ? -1.0f : -2.0f, param ? -0.05f : 2.0f);
     if (b.dtype == "bf16") t.dtype = "bf16";
     buffers[b.name] = buffer.get();

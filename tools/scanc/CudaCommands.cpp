@@ -4,10 +4,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "compiler/api/CompiledModuleImpl.h"
 #include "compiler/mlir/Target/Cuda/CudaEmitter.h"
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/Nvrtc.h"
-#include "tools/scanc/GoldenVectors.h"
 
 namespace scanforge::tools {
 
@@ -15,10 +15,6 @@ namespace {
 
 constexpr int kOk = 0, kUserError = 1, kInternalError = 2;
 constexpr int64_t kDefaultRegisterSize = 16;
-
-bool isCompiled(mlir::ModuleOp module) {
-  return llvm::any_of(module.getOps<scan::RecurrenceOp>(), [](scan::RecurrenceOp r) { return r.getAdjointOf().has_value(); });
-}
 
 // --dim NAME=SIZE values; false (with a message) on a malformed one.
 bool parseDims(const std::vector<std::string> &specs, std::map<std::string, int64_t> &dims) {
@@ -35,7 +31,7 @@ bool parseDims(const std::vector<std::string> &specs, std::map<std::string, int6
   return true;
 }
 
-int printPtx(const std::vector<cuda::RecurrenceKernels> &recurrences, const std::string &path, const CudaOptions &options) {
+int printPtx(const std::vector<cuda::RecurrenceDesc> &recurrences, const std::string &path, const CudaOptions &options) {
   std::map<std::string, int64_t> dims;
   if (!parseDims(options.dims, dims)) return kUserError;
   try {
@@ -46,7 +42,7 @@ int printPtx(const std::vector<cuda::RecurrenceKernels> &recurrences, const std:
   }
   try {
     const cuda::Nvrtc &nvrtc = cuda::Nvrtc::get();
-    for (const cuda::RecurrenceKernels &rec : recurrences) {
+    for (const cuda::RecurrenceDesc &rec : recurrences) {
       std::vector<std::string> defines;
       std::string sizes;
       for (auto &[macro, dim] : rec.defines) {
@@ -69,15 +65,6 @@ int printPtx(const std::vector<cuda::RecurrenceKernels> &recurrences, const std:
   return kOk;
 }
 
-bool writeFile(const std::filesystem::path &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (out) return true;
-  std::cerr << "scanc: error: cannot write " << path.string() << "\n";
-  return false;
-}
-
 }  // namespace
 
 void addCudaOptions(CLI::App &app, CudaOptions &options) {
@@ -88,84 +75,36 @@ void addCudaOptions(CLI::App &app, CudaOptions &options) {
                  "write a CUDA kernel package (sources, manifest.json, goldens/) of FILE... to this directory");
 }
 
-int dumpCuda(scan::Session &session, mlir::ModuleOp module, const std::string &path, bool source, bool ptx,
-             const CudaOptions &options) {
-  if (!isCompiled(module) && mlir::failed(session.compile(module))) {
-    std::cerr << "scanc: internal error: the compile pipeline failed on a checked recurrence\n";
-    return kInternalError;
-  }
-  mlir::FailureOr<std::vector<cuda::RecurrenceKernels>> recurrences = cuda::emitCuda(module);
-  if (mlir::failed(recurrences)) return kUserError;
+int dumpCuda(const CompiledModule &module, bool source, bool ptx, const CudaOptions &options) {
+  const std::vector<cuda::RecurrenceDesc> &recurrences = module.impl().cudaKernels();
+  const std::string &path = module.path();
   if (source) {
-    for (const cuda::RecurrenceKernels &rec : *recurrences)
+    for (const cuda::RecurrenceDesc &rec : recurrences)
       std::cout << "// ----- " << path << ": CUDA source " << rec.file << " (scan.recurrence @" << rec.name << ") -----\n"
                 << rec.source;
     std::string errors;
     llvm::raw_string_ostream os(errors);
-    mlir::FailureOr<nlohmann::json> manifest = cuda::packageManifest(*recurrences, os);
+    mlir::FailureOr<nlohmann::json> manifest = cuda::packageManifest(recurrences, os);
     if (mlir::failed(manifest)) {
-      std::cerr << "scanc: " << errors;
+      std::cerr << "scanc: error: " << errors << "\n";
       return kUserError;
     }
     std::cout << "// ----- " << path << ": kernel-package manifest -----\n" << manifest->dump(2) << "\n";
   }
-  return ptx ? printPtx(*recurrences, path, options) : kOk;
+  return ptx ? printPtx(recurrences, path, options) : kOk;
 }
 
-int emitPackage(const CudaOptions &options, const std::vector<std::string> &files) {
-  std::vector<cuda::RecurrenceKernels> all;
-  std::map<std::string, nlohmann::json> goldens;  // file name -> golden
-  for (const std::string &path : files) {
-    scan::Session session;
-    mlir::OwningOpRef<mlir::ModuleOp> module = session.load(path, std::cerr);
-    if (!module) return kUserError;
-    if (mlir::failed(session.compile(*module))) {
-      std::cerr << "scanc: internal error: the compile pipeline failed on " << path << "\n";
-      return kInternalError;
-    }
-    mlir::FailureOr<std::vector<cuda::RecurrenceKernels>> recurrences = cuda::emitCuda(*module);
-    if (mlir::failed(recurrences)) return kUserError;
-    mlir::SymbolTable symbols(*module);
-    for (const cuda::RecurrenceKernels &rec : *recurrences) {
-      if (!rec.adjointOf.empty()) continue;
-      auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
-      auto bwd = rec.backward.empty() ? scan::RecurrenceOp() : symbols.lookup<scan::RecurrenceOp>(rec.backward);
-      uint32_t seed = 1;
-      for (const cuda::Shape &shape : goldenShapes(rec.channelDims, rec.registerDims)) {
-        std::string name = rec.file.substr(0, rec.file.size() - 3) + ".B" + std::to_string(shape.batch) + "_T" +
-                           std::to_string(shape.steps) + ".json";
-        try {
-          goldens[name] = makeGolden(fwd, bwd, shape, seed++);
-        } catch (const std::exception &e) {
-          std::cerr << "scanc: internal error: the reference interpreter failed on " << rec.name << " at "
-                    << shape.describe() << ": " << e.what() << "\n";
-          return kInternalError;
-        }
-      }
-    }
-    all.insert(all.end(), std::make_move_iterator(recurrences->begin()), std::make_move_iterator(recurrences->end()));
-  }
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  mlir::FailureOr<nlohmann::json> manifest = cuda::packageManifest(all, os);
-  if (mlir::failed(manifest)) {
-    std::cerr << "scanc: " << errors;
+int emitPackage(const CudaOptions &options, const std::vector<std::string> &files, bool verbose) {
+  CompileOptions compileOptions;
+  compileOptions.verbose = verbose;
+  std::vector<CompiledModule> modules;
+  for (const std::string &path : files) modules.push_back(compileModule(path, compileOptions));
+  try {
+    std::cout << "scanc: " << writeKernelPackage(options.packageDir, modules) << "\n";
+  } catch (const PackageError &e) {
+    std::cerr << "scanc: error: " << e.what() << "\n";
     return kUserError;
   }
-  std::filesystem::path dir(options.packageDir);
-  std::error_code error;
-  std::filesystem::create_directories(dir / "goldens", error);
-  if (error) {
-    std::cerr << "scanc: error: cannot create " << (dir / "goldens").string() << ": " << error.message() << "\n";
-    return kUserError;
-  }
-  for (const cuda::RecurrenceKernels &rec : all)
-    if (!writeFile(dir / rec.file, rec.source)) return kUserError;
-  for (auto &[name, golden] : goldens)
-    if (!writeFile(dir / "goldens" / name, golden.dump())) return kUserError;
-  if (!writeFile(dir / "manifest.json", manifest->dump(2) + "\n")) return kUserError;
-  std::cout << "scanc: wrote " << dir.string() << ": " << all.size() << " kernel sources, manifest.json, " << goldens.size()
-            << " golden test vectors\n";
   return kOk;
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/mlir/Driver.h"
+#include "compiler/api/CompiledModule.h"
 
 namespace scanforge::tools {
 
@@ -19,12 +19,11 @@ struct CudaOptions {
 
 void addCudaOptions(CLI::App &app, CudaOptions &options);
 
-// Prints the CUDA source (`source`) and/or PTX (`ptx`) of a loaded module, compiling it first if
-// the pipeline has not run. Returns scanc's exit code (0, 1 for a user error, 2 for a bug).
-int dumpCuda(scan::Session &session, mlir::ModuleOp module, const std::string &path, bool source, bool ptx,
-             const CudaOptions &options);
+// Prints the CUDA source (`source`) and/or PTX (`ptx`) of a compiled module. Returns scanc's exit
+// code (0, 1 for a user error, 2 for a bug).
+int dumpCuda(const CompiledModule &module, bool source, bool ptx, const CudaOptions &options);
 
 // Compiles `files` and writes their kernel package to options.packageDir.
-int emitPackage(const CudaOptions &options, const std::vector<std::string> &files);
+int emitPackage(const CudaOptions &options, const std::vector<std::string> &files, bool verbose);
 
 }  // namespace scanforge::tools

@@ -7,9 +7,9 @@
 #include <random>
 #include <sstream>
 
-#include "compiler/api/Scanforge.h"
-#include "compiler/mlir/Driver.h"
-#include "compiler/mlir/Target/Reference/Interpreter.h"
+#include "compiler/api/CompiledModuleImpl.h"
+#include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
+#include "compiler/mlir/Target/Reference/Gradients.h"
 
 namespace scanforge::scanc {
 namespace {
@@ -71,10 +71,12 @@ double relativeError(const std::vector<float> &got, const reference::Tensor &wan
 
 }  // namespace
 
-int runAndCompare(const std::string &path, const std::string &shapeText, const std::string &recurrence, unsigned seed) {
+int runAndCompare(const std::string &path, const std::string &shapeText, const std::string &recurrence, unsigned seed,
+                  bool verbose) {
   CompileOptions options;
-  options.recurrence = recurrence;
-  Recurrence rec = compile(path, options);
+  options.verbose = verbose;
+  CompiledModule module = compileModule(path, options);
+  Recurrence rec = module.recurrence(recurrence);
   const Signature &sig = rec.signature();
   std::map<std::string, int64_t> sizes = parseShape(shapeText);
   Shapes shapes;
@@ -113,28 +115,16 @@ int runAndCompare(const std::string &path, const std::string &shapeText, const s
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   // The reference: the same compiled IR, interpreted in float64.
-  scan::Session session;
-  std::ostringstream errs;
-  mlir::OwningOpRef<mlir::ModuleOp> module = session.load(path, errs);
-  if (!module || mlir::failed(session.compile(*module))) throw CompileError(errs.str());
-  scan::RecurrenceOp fwd, bwd;
-  for (auto r : module->getOps<scan::RecurrenceOp>()) {
-    if (r.getSymName() == sig.name) fwd = r;
-    if (r.getSymName() == sig.name + ".backward") bwd = r;
-  }
+  scan::RecurrenceOp fwd = module.impl().forward(sig.name);
   reference::RunInputs in;
   for (const Port &p : sig.inputs) in.inputs[p.name] = t.ref.at("in." + p.name);
   for (const Port &p : sig.params) in.params[p.name] = t.ref.at("par." + p.name);
   for (const Port &s : sig.states) in.initial[s.name] = t.ref.at("init." + s.name);
   reference::RunResult f = reference::run(fwd, in, /*keepStates=*/true);
-  reference::RunInputs back;
-  back.inputs = in.inputs;
-  for (const Port &o : sig.outputs) back.inputs[o.name + ".grad"] = t.ref.at("dout." + o.name);
-  back.params = in.params;
-  back.saved = f.states;
-  back.savedInitial = in.initial;
-  for (const Port &s : sig.states) back.initial[s.name + ".adj"] = t.ref.at("dfinal." + s.name);
-  reference::RunResult b = reference::run(bwd, back);
+  reference::GradientSeeds seeds;
+  for (const Port &o : sig.outputs) seeds.outputs[o.name] = t.ref.at("dout." + o.name);
+  for (const Port &s : sig.states) seeds.finals[s.name] = t.ref.at("dfinal." + s.name);
+  reference::Gradients g = reference::runBackward(scan::backwardOf(fwd), in, f, seeds);
 
   std::printf("%s on the CPU backend vs the float64 reference interpreter (%s, seed %u, %.2f s including JIT)\n",
               sig.name.c_str(), shapeText.c_str(), seed, seconds);
@@ -148,9 +138,9 @@ int runAndCompare(const std::string &path, const std::string &shapeText, const s
   };
   for (const Port &o : sig.outputs) report("output " + o.name, "out." + o.name, f.outputs.at(o.name));
   for (const Port &s : sig.states) report("final state " + s.name, "final." + s.name, f.finals.at(s.name));
-  for (const Port &p : sig.inputs) report("gradient of input " + p.name, "din." + p.name, b.outputs.at(p.name + ".grad"));
-  for (const Port &p : sig.params) report("gradient of param " + p.name, "dpar." + p.name, b.accums.at(p.name + ".grad"));
-  for (const Port &s : sig.states) report("gradient of initial " + s.name, "dinit." + s.name, b.finals.at(s.name + ".adj"));
+  for (const Port &p : sig.inputs) report("gradient of input " + p.name, "din." + p.name, g.inputs.at(p.name));
+  for (const Port &p : sig.params) report("gradient of param " + p.name, "dpar." + p.name, g.params.at(p.name));
+  for (const Port &s : sig.states) report("gradient of initial " + s.name, "dinit." + s.name, g.initial.at(s.name));
   std::printf("%s (bound: relative error <= %.0e)\n", ok ? "ok" : "FAILED", kBound);
   return ok ? 0 : 1;
 }

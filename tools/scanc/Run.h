@@ -7,6 +7,8 @@
 namespace scanforge::scanc {
 
 // Returns the process exit code (0 when every tensor is within the f32 bound).
-int runAndCompare(const std::string &path, const std::string &shape, const std::string &recurrence, unsigned seed);
+// The file is parsed, lowered and compiled once; the CPU run and the reference share that IR.
+int runAndCompare(const std::string &path, const std::string &shape, const std::string &recurrence, unsigned seed,
+                  bool verbose);
 
 }  // namespace scanforge::scanc

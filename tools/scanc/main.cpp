@@ -7,8 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "compiler/api/Scanforge.h"
-#include "compiler/mlir/Driver.h"
+#include "compiler/api/CompiledModuleImpl.h"
 #include "dsl/Parser.h"
 #include "dsl/Printer.h"
 #include "dsl/Sema.h"
@@ -105,7 +104,7 @@ std::vector<std::string> splitList(const std::string &list) {
 }
 
 int runDump(const std::vector<std::string> &stages, const std::vector<std::string> &files,
-            const tools::CudaOptions &cudaOptions) {
+            const tools::CudaOptions &cudaOptions, bool verbose) {
   std::set<std::string> want;
   for (const std::string &stage : stages) {
     if (std::find(kStages.begin(), kStages.end(), stage) == kStages.end()) {
@@ -116,41 +115,53 @@ int runDump(const std::vector<std::string> &stages, const std::vector<std::strin
     }
     want.insert(stage);
   }
+  CompileOptions options;
+  options.verbose = verbose;
   int status = kOk;
   for (const std::string &path : files) {
-    scan::Session session;
-    dsl::Module ast;
-    mlir::OwningOpRef<mlir::ModuleOp> module = session.load(path, std::cerr, &ast);
-    if (!module) {
+    // One parse, lowering and compile per file; every stage prints from it.
+    std::string error;
+    std::optional<dsl::SourceFile> file = dsl::SourceFile::load(path, error);
+    if (!file) {
+      std::cerr << "scanc: error: " << error << "\n";
       status = kUserError;
       continue;
     }
-    if (want.count("ast")) {
-      std::cout << "# ----- " << path << ": checked AST -----\n";
-      dsl::printModule(std::cout, ast, /*annotate=*/true);
-      for (const dsl::Recurrence &rec : ast.recurrences) std::cout << "# " << summary(rec) << "\n";
+    BuildHooks hooks;
+    if (want.count("ast"))
+      hooks.checked = [&](const dsl::Module &ast) {
+        std::cout << "# ----- " << path << ": checked AST -----\n";
+        dsl::printModule(std::cout, ast, /*annotate=*/true);
+        for (const dsl::Recurrence &rec : ast.recurrences) std::cout << "# " << summary(rec) << "\n";
+        std::cout.flush();
+      };
+    hooks.lowered = want.count("scan") ? &llvm::outs() : nullptr;
+    hooks.afterEachPass = want.count("after-each-pass") ? &llvm::outs() : nullptr;
+    hooks.diagnostics = &llvm::errs();
+    std::optional<CompiledModule> module;
+    try {
+      module = buildModule(path, file->text(), options, hooks);
+    } catch (const CompileError &e) {
+      llvm::errs() << e.what();
+      if (std::string(e.what()).rfind("internal error", 0) == 0) return kInternalError;
+      status = kUserError;
+      continue;
     }
-    if (want.count("scan")) {
-      llvm::outs() << "// ----- " << path << ": scan dialect, as lowered -----\n";
-      module->print(llvm::outs());
-      llvm::outs() << "\n";
-    }
-    if (want.count("after-each-pass")) {
-      llvm::outs().flush();
-      if (mlir::failed(session.compile(*module, &llvm::outs()))) {
-        std::cerr << "scanc: internal error: the compile pipeline failed on a checked recurrence\n";
-        return kInternalError;
+    llvm::outs().flush();
+    if (want.count("halide"))
+      for (const std::string &name : module->recurrences()) {
+        Recurrence rec = module->recurrence(name);
+        std::cout << "// ----- " << path << ": Halide CPU program, forward -----\n" << rec.halideStatement(false)
+                  << "// ----- " << path << ": Halide CPU program, backward -----\n" << rec.halideStatement(true);
       }
-    }
-    if (want.count("halide")) {
-      llvm::outs().flush();
-      Recurrence rec = compile(path);
-      std::cout << "// ----- " << path << ": Halide CPU program, forward -----\n" << rec.halideStatement(false)
-                << "// ----- " << path << ": Halide CPU program, backward -----\n" << rec.halideStatement(true);
-    }
     if (want.count("cuda") || want.count("ptx")) {
-      llvm::outs().flush();
-      int cudaStatus = tools::dumpCuda(session, *module, path, want.count("cuda"), want.count("ptx"), cudaOptions);
+      int cudaStatus;
+      try {
+        cudaStatus = tools::dumpCuda(*module, want.count("cuda"), want.count("ptx"), cudaOptions);
+      } catch (const CompileError &e) {
+        std::cerr << e.what();
+        cudaStatus = kUserError;
+      }
       if (cudaStatus == kInternalError) return cudaStatus;
       status = std::max(status, cudaStatus);
     }
@@ -170,6 +181,8 @@ int run(int argc, char **argv) {
   app.add_option("files", files, "the .scan files")->check(CLI::ExistingFile);
   tools::CudaOptions cudaOptions;
   tools::addCudaOptions(app, cudaOptions);
+  bool verbose = false;
+  app.add_flag("--verbose", verbose, "print the time of each stage (parse, compile, emission, JIT) on stderr");
 
   auto *check = app.add_subcommand("check", "check .scan files and print diagnostics");
   std::vector<std::string> checkFiles;
@@ -182,6 +195,7 @@ int run(int argc, char **argv) {
   runCmd->add_option("--shape", runShape, "sizes, e.g. b=2,t=64,d=16 (b, t and every dimension)")->required();
   runCmd->add_option("--recurrence", runRecurrence, "which recurrence, when the file has several");
   runCmd->add_option("--seed", runSeed, "random seed");
+  runCmd->add_flag("--verbose", verbose, "print the time of each stage on stderr");
 
   try {
     app.parse(argc, argv);
@@ -192,7 +206,7 @@ int run(int argc, char **argv) {
   if (*check) return runCheck(checkFiles);
   if (*runCmd) {
     try {
-      return scanc::runAndCompare(runFile, runShape, runRecurrence, runSeed);
+      return scanc::runAndCompare(runFile, runShape, runRecurrence, runSeed, verbose);
     } catch (const CompileError &e) {
       std::cerr << e.what();
       return kUserError;
@@ -205,8 +219,15 @@ int run(int argc, char **argv) {
     std::cerr << "scanc: error: no input files\n" << app.help();
     return kUserError;
   }
-  if (!cudaOptions.packageDir.empty()) return tools::emitPackage(cudaOptions, files);
-  if (!dumpList.empty()) return runDump(splitList(dumpList), files, cudaOptions);
+  if (!cudaOptions.packageDir.empty()) {
+    try {
+      return tools::emitPackage(cudaOptions, files, verbose);
+    } catch (const CompileError &e) {
+      std::cerr << e.what();
+      return std::string(e.what()).rfind("internal error", 0) == 0 ? kInternalError : kUserError;
+    }
+  }
+  if (!dumpList.empty()) return runDump(splitList(dumpList), files, cudaOptions, verbose);
   return runCheck(files);
 }
 

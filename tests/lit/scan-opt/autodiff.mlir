@@ -17,21 +17,21 @@ scan.recurrence @glu dims ["d"] {
 // CHECK-LABEL: scan.recurrence @glu.backward dims ["d"] reverse adjoint_of @glu {
 // CHECK-DAG:  %[[M:.*]] = scan.input "m" ["d"]
 // CHECK-DAG:  %[[V:.*]] = scan.input "v" ["d"]
-// CHECK-DAG:  %[[HG:.*]] = scan.input "h.grad" ["d"]
+// CHECK-DAG:  %[[HG:.*]] = scan.input "h.grad" ["d"] adjoint_of "h"
 // CHECK-DAG:  %[[L:.*]] = scan.param "lambda" ["d"]
 // CHECK-DAG:  %[[S:.*]] = scan.saved "h" ["d"]
-// CHECK-DAG:  %[[ADJ:.*]] = scan.prev "h.adj" ["d"]
+// CHECK-DAG:  %[[ADJ:.*]] = scan.prev "h.adj" ["d"] adjoint_of "h"
 // CHECK:      %[[G:.*]] = arith.addf %[[HG]], %[[ADJ]]
 // CHECK:      arith.mulf %[[G]], %[[S]]
-// CHECK:      scan.output "m.grad" ["d"]
-// CHECK:      scan.output "v.grad" ["d"]
-// CHECK:      scan.accum "lambda.grad" ["d"]
-// CHECK:      scan.next "h.adj" ["d"]
+// CHECK:      scan.output "m.grad" ["d"] %{{.*}} adjoint_of "m"
+// CHECK:      scan.output "v.grad" ["d"] %{{.*}} adjoint_of "v"
+// CHECK:      scan.accum "lambda.grad" ["d"] %{{.*}} adjoint_of "lambda"
+// CHECK:      scan.next "h.adj" ["d"] %{{.*}} adjoint_of "h"
 
 // AFFINE-LABEL: scan.recurrence @glu.backward
 // AFFINE:       %[[L:.*]] = scan.param "lambda" ["d"]
 // AFFINE:       %[[B:.*]] = arith.mulf %{{.*}}, %[[L]]
-// AFFINE:       scan.update "h.adj" ["d"] a(%[[L]]) b(%[[B]])
+// AFFINE:       scan.update "h.adj" ["d"] a(%[[L]]) b(%[[B]]) adjoint_of "h"
 
 // A reverse forward scan gets a forward-direction backward.
 // CHECK-LABEL: scan.recurrence @rev.backward dims ["d"] adjoint_of @rev {

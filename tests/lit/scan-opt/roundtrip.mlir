@@ -24,18 +24,20 @@ scan.recurrence @ssm dims ["d", "n"] {
 }
 
 // CHECK-LABEL: scan.recurrence @f.backward dims ["d"] reverse adjoint_of @f {
+// CHECK: scan.input "h.grad" ["d"] adjoint_of "h" : f32
 // CHECK: scan.saved "h" ["d"] : f32
-// CHECK: scan.next "h.adj" ["d"] %{{.*}} : f32
-// CHECK: scan.accum "p.grad" ["d"] %{{.*}} : f32
+// CHECK: scan.prev "h.adj" ["d"] adjoint_of "h" : f32
+// CHECK: scan.next "h.adj" ["d"] %{{.*}} adjoint_of "h" : f32
+// CHECK: scan.accum "p.grad" ["d"] %{{.*}} adjoint_of "p" : f32
 scan.recurrence @f.backward dims ["d"] reverse adjoint_of @f {
-  %g = scan.input "h.grad" ["d"] : f32
+  %g = scan.input "h.grad" ["d"] adjoint_of "h" : f32
   %p = scan.param "p" ["d"] : f32
   %h = scan.saved "h" ["d"] : f32
-  %adj = scan.prev "h.adj" ["d"] : f32
+  %adj = scan.prev "h.adj" ["d"] adjoint_of "h" : f32
   %sig = scan.sigmoid %g : f32
   %gg = scan.g %sig : f32
   %sum = arith.addf %adj, %gg : f32
-  %next = scan.next "h.adj" ["d"] %sum : f32
+  %next = scan.next "h.adj" ["d"] %sum adjoint_of "h" : f32
   %acc = arith.mulf %h, %p : f32
-  scan.accum "p.grad" ["d"] %acc : f32
+  scan.accum "p.grad" ["d"] %acc adjoint_of "p" : f32
 }

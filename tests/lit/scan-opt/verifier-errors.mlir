@@ -76,3 +76,11 @@ scan.recurrence @integer dims ["d"] {
   // expected-error @+1 {{produces 'i32'; values in a recurrence are f32 (or i1 conditions)}}
   %c = arith.constant 1 : i32
 }
+
+// -----
+
+// `adjoint_of` on a port says it stands for the adjoint of a forward port: backwards only.
+scan.recurrence @adjoint_port_in_forward dims ["d"] {
+  // expected-error @+1 {{is the adjoint of 'y', so it belongs in a backward recurrence (one with 'adjoint_of')}}
+  %g = scan.input "y.grad" ["d"] adjoint_of "y" : f32
+}

@@ -25,12 +25,12 @@ class Lowering {
 
     for (const dsl::Port &in : rec_.inputs)
       inputs_.push_back(b_.create<InputOp>(loc(in.name.range), f32(), b_.getStringAttr(in.name.name), dimAttr(in.dimIds),
-                                           storage(in.type)));
+                                           storage(in.type), /*adjoint_of=*/nullptr));
     for (const dsl::Port &p : rec_.params)
       params_.push_back(b_.create<ParamOp>(loc(p.name.range), f32(), b_.getStringAttr(p.name.name), dimAttr(p.dimIds)));
     for (const dsl::StateInfo &s : rec_.checked.states)
       prev_.push_back(b_.create<PrevOp>(loc(rec_.body[s.stmt].target.range), f32(), b_.getStringAttr(s.name),
-                                        dimAttr(s.dims)));
+                                        dimAttr(s.dims), /*adjoint_of=*/nullptr));
     stmtValues_.resize(rec_.body.size());
     stateValues_.resize(rec_.checked.states.size());
     for (size_t i = 0; i < rec_.body.size(); ++i) lowerStatement(rec_.body[i], i);
@@ -55,13 +55,14 @@ class Lowering {
     mlir::Location at = loc(stmt.target.range);
     if (stmt.kind == dsl::Stmt::Kind::State) {
       const dsl::StateInfo &state = rec_.checked.states[stmt.state];
-      value = b_.create<NextOp>(at, f32(), b_.getStringAttr(state.name), dimAttr(state.dims), value);
+      value = b_.create<NextOp>(at, f32(), b_.getStringAttr(state.name), dimAttr(state.dims), value, /*adjoint_of=*/nullptr);
       stateValues_[stmt.state] = value;
     }
     stmtValues_[index] = value;
     if (stmt.output >= 0) {
       const dsl::Port &out = rec_.outputs[stmt.output];
-      b_.create<OutputOp>(at, b_.getStringAttr(out.name.name), dimAttr(out.dimIds), value, storage(out.type));
+      b_.create<OutputOp>(at, b_.getStringAttr(out.name.name), dimAttr(out.dimIds), value, storage(out.type),
+                          /*adjoint_of=*/nullptr);
     }
   }
 

@@ -45,17 +45,6 @@ OpList slice(scan::RecurrenceOp rec, llvm::ArrayRef<Operation *> roots) {
 
 namespace {
 
-// Parameters, constants and pure math on them.
-OpSet invariants(scan::RecurrenceOp rec) {
-  OpSet out;
-  for (Operation &op : rec.getBodyBlock()) {
-    bool pure = llvm::isa<scan::ParamOp>(op) || ValuePrinter::isMath(&op);
-    bool fromInvariants = llvm::all_of(op.getOperands(), [&](Value v) { return out.count(v.getDefiningOp()); });
-    if (pure && fromInvariants) out.insert(&op);
-  }
-  return out;
-}
-
 OpList updatesOf(scan::RecurrenceOp rec, const std::function<bool(llvm::StringRef)> &keep) {
   OpList out;
   for (scan::UpdateOp up : rec.getBodyBlock().getOps<scan::UpdateOp>())
@@ -65,28 +54,29 @@ OpList updatesOf(scan::RecurrenceOp rec, const std::function<bool(llvm::StringRe
 
 }  // namespace
 
-KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const ThreadLayout &layout,
-                             const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims)
+KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const scan::ParallelDims &layout,
+                             const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims,
+                             mlir::AnalysisManager analyses)
     : info(info),
       fwd(forward),
       layout(layout),
-      exprs(dims.table(), layout.channelDims(), layout.registerDims()),
+      exprs(dims.table(), layout.channelDims(), layout.contractedDims()),
       values(info.op, dims, exprs, "v"),
-      invariant(invariants(info.op)) {
+      invariant(analyses.getChildAnalysis<scan::Invariants>(info.op).ops()) {
   scan::RecurrenceOp rec = info.op;
   stem = kernelStem(rec.getSymName());
-  block = !layout.channelDims() ? 32 : layout.registerDims() ? 64 : 128;
+  block = !layout.channelDims() ? 32 : layout.contractedDims() ? 64 : 128;
   channels = exprs.formulaExtent(exprs.dimsOf(exprs.channelDims()));
   for (Operation &op : rec.getBodyBlock()) fullOps.push_back(&op);
   summaryOps = slice(rec, updatesOf(rec, [](llvm::StringRef) { return true; }));
   if (forward) {
     fwdValues.emplace(forward->op, *forwardDims, exprs, "f");
-    fwdInvariant = invariants(forward->op);
+    fwdInvariant = analyses.getChildAnalysis<scan::Invariants>(forward->op).ops();
     recomputed = info.recomputed();
     recomputeOps = slice(forward->op, updatesOf(forward->op, [&](llvm::StringRef s) { return isRecomputed(s); }));
   }
   std::string floats;
-  for (const SavedDesc *s : recomputed) {
+  for (const scan::SavedState *s : recomputed) {
     slotOffset_[s->state.name] = floats.empty() ? "0" : floats;
     floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
   }
@@ -97,72 +87,72 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
 
 // ---- buffers ----
 
-void KernelContext::addBuffer(const std::string &name, const std::string &role, bool bf16,
+void KernelContext::addBuffer(const std::string &name, BufferRole role, bool bf16,
                               std::vector<std::string> shape, bool optional) {
   if (bufferIndex_.count(name)) return;
   bufferIndex_[name] = buffers.size();
-  buffers.push_back(BufferSpec{name, role, bf16 ? "bf16" : "f32", std::move(shape), optional});
+  buffers.push_back(BufferDesc{name, role, bf16 ? "bf16" : "f32", std::move(shape), optional});
   std::string base = "buf_" + identifier(name), c = base;
   for (int n = 2; takenNames_.count(c); ++n) c = base + "_" + std::to_string(n);
   takenNames_.insert(c);
   cNames_[name] = c;
 }
 
-const BufferSpec &KernelContext::buffer(const std::string &name) const { return buffers.at(bufferIndex_.at(name)); }
+const BufferDesc &KernelContext::buffer(const std::string &name) const { return buffers.at(bufferIndex_.at(name)); }
 const std::string &KernelContext::cName(const std::string &buffer) const { return cNames_.at(buffer); }
 
-std::vector<std::string> KernelContext::dimShape(const PortDesc &p, std::vector<std::string> lead) const {
+std::vector<std::string> KernelContext::dimShape(const scan::Port &p, std::vector<std::string> lead) const {
   for (int d : p.layout) lead.push_back(exprs.name(d));
   return lead;
 }
 
-std::vector<std::string> KernelContext::chunkShape(const PortDesc &state) const {
+std::vector<std::string> KernelContext::chunkShape(const scan::Port &state) const {
   return {"$B", "$NC", exprs.formulaExtent(exprs.dimsOf(state.mask & exprs.registerDims())), channels};
 }
 
 void KernelContext::declareBuffers() {
   bool backward = fwd != nullptr;
-  for (const PortDesc &p : info.inputs) addBuffer(p.name, "input", p.bf16, dimShape(p, {"$B", "$T"}));
+  for (const scan::Port &p : info.inputs) addBuffer(p.name, BufferRole::Input, p.bf16, dimShape(p, {"$B", "$T"}));
   if (backward)  // the recomputation reads forward inputs (the backward declares them all too)
-    for (const PortDesc &p : fwd->inputs) addBuffer(p.name, "input", p.bf16, dimShape(p, {"$B", "$T"}));
-  for (const PortDesc &p : info.params) addBuffer(p.name, "param", false, dimShape(p, {}));
+    for (const scan::Port &p : fwd->inputs) addBuffer(p.name, BufferRole::Input, p.bf16, dimShape(p, {"$B", "$T"}));
+  for (const scan::Port &p : info.params) addBuffer(p.name, BufferRole::Param, false, dimShape(p, {}));
   if (backward)
-    for (const PortDesc &p : fwd->params) addBuffer(p.name, "param", false, dimShape(p, {}));
-  for (const SavedDesc &s : info.saved) {
+    for (const scan::Port &p : fwd->params) addBuffer(p.name, BufferRole::Param, false, dimShape(p, {}));
+  for (const scan::SavedState &s : info.saved()) {
     if (!s.used) continue;
     if (s.output) {
-      addBuffer(s.output->name, "forward_output", false, dimShape(*s.output, {"$B", "$T"}));
-      addBuffer(initialOf(s.state.name), "forward_initial_state", false, dimShape(s.state, {"$B"}), true);
+      addBuffer(s.output->name, BufferRole::ForwardOutput, false, dimShape(*s.output, {"$B", "$T"}));
+      addBuffer(initialOf(s.state.name), BufferRole::ForwardInitialState, false, dimShape(s.state, {"$B"}), true);
     } else {
-      addBuffer(checkpointsOf(s.state.name), "checkpoint", false, chunkShape(s.state));
+      addBuffer(checkpointsOf(s.state.name), BufferRole::Checkpoint, false, chunkShape(s.state));
     }
   }
-  for (const PortDesc &p : info.outputs) {
-    addBuffer(p.name, "output", p.bf16, dimShape(p, {"$B", "$T"}));
+  for (const scan::Port &p : info.outputs) {
+    addBuffer(p.name, BufferRole::Output, p.bf16, dimShape(p, {"$B", "$T"}));
     if (partialOutput(p.name)) {
-      if (p.bf16) addBuffer(f32SumOf(p.name), "workspace", false, dimShape(p, {"$B", "$T"}));
+      if (p.bf16) addBuffer(f32SumOf(p.name), BufferRole::Workspace, false, dimShape(p, {"$B", "$T"}));
       zeroInit.push_back(p.bf16 ? f32SumOf(p.name) : p.name);
     }
   }
-  for (const PortDesc &p : info.accums) {
-    addBuffer(p.name, "accum", false, dimShape(p, {}));
+  for (const scan::Port &p : info.accums) {
+    addBuffer(p.name, BufferRole::Accum, false, dimShape(p, {}));
     zeroInit.push_back(p.name);
   }
-  for (const PortDesc &s : info.states) {
-    addBuffer(initialOf(s.name), "initial_state", false, dimShape(s, {"$B"}), true);
-    addBuffer(finalOf(s.name), "final_state", false, dimShape(s, {"$B"}), true);
+  for (const scan::Port &s : info.states) {
+    addBuffer(initialOf(s.name), BufferRole::InitialState, false, dimShape(s, {"$B"}), true);
+    addBuffer(finalOf(s.name), BufferRole::FinalState, false, dimShape(s, {"$B"}), true);
     // A forward's carries are its checkpoints (kept by the caller for the backward); a
     // backward's are scratch.
-    addBuffer(checkpointsOf(s.name), backward ? "workspace" : "checkpoint", false, chunkShape(s), !backward);
-    addBuffer(chunkDecayOf(s.name), "workspace", false, chunkShape(s));
-    addBuffer(chunkLocalOf(s.name), "workspace", false, chunkShape(s));
+    addBuffer(checkpointsOf(s.name), backward ? BufferRole::Workspace : BufferRole::Checkpoint, false, chunkShape(s), !backward);
+    addBuffer(chunkDecayOf(s.name), BufferRole::Workspace, false, chunkShape(s));
+    addBuffer(chunkLocalOf(s.name), BufferRole::Workspace, false, chunkShape(s));
   }
 }
 
 // ---- recomputation ----
 
 bool KernelContext::isRecomputed(llvm::StringRef state) const {
-  return llvm::any_of(recomputed, [&](const SavedDesc *s) { return s->state.name == state; });
+  return llvm::any_of(recomputed, [&](const scan::SavedState *s) { return s->state.name == state; });
 }
 
 bool KernelContext::needsRecompute(const OpList &ops) const {
@@ -174,21 +164,21 @@ bool KernelContext::needsRecompute(const OpList &ops) const {
 
 std::string KernelContext::recomputeFloats() const {
   std::string floats;
-  for (const SavedDesc *s : recomputed) floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
+  for (const scan::SavedState *s : recomputed) floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
   return floats;
 }
 
 std::string KernelContext::recomputeBytesPerStep() const {
   if (recomputed.empty()) return "0";
   std::string floats;
-  for (const SavedDesc *s : recomputed)
+  for (const scan::SavedState *s : recomputed)
     floats += (floats.empty() ? "" : "+") + exprs.formulaExtent(exprs.dimsOf(s->state.mask & exprs.registerDims()));
   return std::to_string(block * 4) + "*(" + floats + ")";
 }
 
 // Shared memory holds, per thread, the recomputed forward states of each step of the chunk; the
 // thread index is fastest, so a warp's accesses fall in distinct banks.
-std::string KernelContext::slotElement(const PortDesc &state, const std::string &slot) const {
+std::string KernelContext::slotElement(const scan::Port &state, const std::string &slot) const {
   std::string index = exprs.registerIndex(state.mask);
   std::string within = slotOffset_.at(state.name) + (index.empty() ? "" : " + " + index);
   return "sf_smem[((" + slot + ") * sf_recompute_floats + " + within + ") * " + std::to_string(block) +
@@ -197,12 +187,12 @@ std::string KernelContext::slotElement(const PortDesc &state, const std::string 
 
 // ---- ports, offsets and guards ----
 
-const PortDesc &KernelContext::port(const std::vector<PortDesc> &list, llvm::StringRef name) const {
-  return *llvm::find_if(list, [&](const PortDesc &p) { return p.name == name; });
+const scan::Port &KernelContext::port(const std::vector<scan::Port> &list, llvm::StringRef name) const {
+  return *llvm::find_if(list, [&](const scan::Port &p) { return p.name == name; });
 }
 
-const PortDesc &KernelContext::param(scan::ParamOp p) const {
-  for (const PortDesc &d : info.params)
+const scan::Port &KernelContext::param(scan::ParamOp p) const {
+  for (const scan::Port &d : info.params)
     if (d.name == p.getName()) return d;
   return port(fwd->params, p.getName());
 }
@@ -216,13 +206,13 @@ bool KernelContext::partialOutput(const std::string &name) const {
 // A per-thread term written to a port without channel dimensions: every lane of a warp adds to
 // the same element, so the warp sums first (sf_atomic_add_warp).
 bool KernelContext::warpReduced(Operation *sink) const {
-  llvm::StringRef name = sink->getAttrOfType<mlir::StringAttr>("name").getValue();
-  const PortDesc &p = port(llvm::isa<scan::OutputOp>(sink) ? info.outputs : info.accums, name);
+  llvm::StringRef name = llvm::cast<scan::PortOpInterface>(sink).getName();
+  const scan::Port &p = port(llvm::isa<scan::OutputOp>(sink) ? info.outputs : info.accums, name);
   return layout.partialOver(sink->getOperand(0)) && !(p.mask & exprs.channelDims());
 }
 
 size_t KernelContext::accumIndex(llvm::StringRef name) const {
-  return static_cast<size_t>(llvm::find_if(info.accums, [&](const PortDesc &p) { return p.name == name; }) -
+  return static_cast<size_t>(llvm::find_if(info.accums, [&](const scan::Port &p) { return p.name == name; }) -
                              info.accums.begin());
 }
 
@@ -231,15 +221,15 @@ std::vector<scan::AccumOp> KernelContext::accumOps() const {
   return {ops.begin(), ops.end()};
 }
 
-std::string KernelContext::rowOffset(const PortDesc &p, const std::string &t) const {
+std::string KernelContext::rowOffset(const scan::Port &p, const std::string &t) const {
   return linear("sf_bT + " + t, exprs.extent(p.layout), exprs.offset(p.layout));
 }
 
-std::string KernelContext::stateOffset(const PortDesc &s) const {
+std::string KernelContext::stateOffset(const scan::Port &s) const {
   return linear("(long long)b", exprs.extent(s.layout), exprs.offset(s.layout));
 }
 
-std::string KernelContext::chunkOffset(const PortDesc &s) const {
+std::string KernelContext::chunkOffset(const scan::Port &s) const {
   std::string count = exprs.registerCount(s.mask), index = exprs.registerIndex(s.mask);
   std::string row = count == "1" ? "(long long)b * NC + sf_c" : linear("(long long)b * NC + sf_c", count, index);
   return linear(row, "sf_channels", "sf_q");
@@ -255,7 +245,7 @@ std::string KernelContext::guardFor(DimMask port, DimMask partial, bool collecti
   return conjunction(conditions);
 }
 
-std::string KernelContext::stateElement(const std::string &var, const PortDesc &s) const {
+std::string KernelContext::stateElement(const std::string &var, const scan::Port &s) const {
   return indexed(var, exprs.registerIndex(s.mask));
 }
 

@@ -7,9 +7,10 @@
 #include <optional>
 #include <set>
 
-#include "compiler/mlir/Target/Cuda/KernelSpecs.h"
+#include "runtime/cuda/PackageFormat.h"
 #include "compiler/mlir/Target/Cuda/RecurrenceInfo.h"
-#include "compiler/mlir/Target/Cuda/ThreadLayout.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/Invariants.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
 #include "compiler/mlir/Target/Cuda/ValuePrinter.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -19,29 +20,29 @@ using OpList = std::vector<mlir::Operation *>;
 using OpSet = llvm::DenseSet<mlir::Operation *>;
 
 struct KernelContext {
-  KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const ThreadLayout &layout,
-                const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims);
+  KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const scan::ParallelDims &layout,
+                const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims, mlir::AnalysisManager analyses);
 
   const RecurrenceInfo &info;
   const RecurrenceInfo *fwd;  // a backward's forward recurrence
-  const ThreadLayout &layout;
+  const scan::ParallelDims &layout;
   DimExprs exprs;
   ValuePrinter values;                   // this recurrence's values ("v3")
   std::optional<ValuePrinter> fwdValues; // a backward's recomputed forward values ("f3")
-  OpSet invariant, fwdInvariant;         // computed once per thread, before the time loop
+  OpSet invariant, fwdInvariant;         // computed once per thread, before the time loop (scan::Invariants)
   OpList fullOps;                        // the whole step
   OpList summaryOps;                     // what the state updates need (chunk summaries)
   OpList recomputeOps;                   // a backward: the forward updates of recomputed states
-  std::vector<const SavedDesc *> recomputed;
+  std::vector<const scan::SavedState *> recomputed;
   int block = 0;                         // threads per block
   std::string stem;                      // kernel-name stem
   std::string channels;                  // threads per batch element, as a formula
   bool warpCollectives = false;          // full steps reduce partial sums across a warp
 
   // ---- buffers ----
-  std::vector<BufferSpec> buffers;       // in declaration order
+  std::vector<BufferDesc> buffers;       // in declaration order
   std::vector<std::string> zeroInit;
-  const BufferSpec &buffer(const std::string &name) const;
+  const BufferDesc &buffer(const std::string &name) const;
   const std::string &cName(const std::string &buffer) const;
 
   // ---- forward states recomputed into shared memory ----
@@ -50,27 +51,27 @@ struct KernelContext {
   std::string recomputeFloats() const;        // per thread and step, a C expression
   std::string recomputeBytesPerStep() const;  // per block and step, a formula ("0" if none)
   // The shared-memory slot of one element of `state` at chunk step `slot`.
-  std::string slotElement(const PortDesc &state, const std::string &slot) const;
+  std::string slotElement(const scan::Port &state, const std::string &slot) const;
 
   // ---- ports, offsets and guards ----
-  const PortDesc &port(const std::vector<PortDesc> &list, llvm::StringRef name) const;
-  const PortDesc &param(scan::ParamOp p) const;  // of this recurrence or of its forward
+  const scan::Port &port(const std::vector<scan::Port> &list, llvm::StringRef name) const;
+  const scan::Port &param(scan::ParamOp p) const;  // of this recurrence or of its forward
   bool partialOutput(const std::string &name) const;
   size_t accumIndex(llvm::StringRef name) const;
   std::vector<scan::AccumOp> accumOps() const;
-  std::string rowOffset(const PortDesc &p, const std::string &t) const;  // [B, T, dims] at (b, t)
-  std::string stateOffset(const PortDesc &s) const;                      // [B, dims] at b
-  std::string chunkOffset(const PortDesc &s) const;                      // [B, NC, regs, channels] at (b, sf_c)
+  std::string rowOffset(const scan::Port &p, const std::string &t) const;  // [B, T, dims] at (b, t)
+  std::string stateOffset(const scan::Port &s) const;                      // [B, dims] at b
+  std::string chunkOffset(const scan::Port &s) const;                      // [B, NC, regs, channels] at (b, sf_c)
   // The condition for this thread to write an element of a port with dims `port` (see .cpp).
   std::string guardFor(DimMask port, DimMask partial, bool collectives) const;
-  std::string stateElement(const std::string &var, const PortDesc &s) const;
+  std::string stateElement(const std::string &var, const scan::Port &s) const;
 
  private:
   void declareBuffers();
-  void addBuffer(const std::string &name, const std::string &role, bool bf16, std::vector<std::string> shape,
+  void addBuffer(const std::string &name, BufferRole role, bool bf16, std::vector<std::string> shape,
                  bool optional = false);
-  std::vector<std::string> dimShape(const PortDesc &p, std::vector<std::string> lead) const;
-  std::vector<std::string> chunkShape(const PortDesc &state) const;
+  std::vector<std::string> dimShape(const scan::Port &p, std::vector<std::string> lead) const;
+  std::vector<std::string> chunkShape(const scan::Port &state) const;
   bool warpReduced(mlir::Operation *sink) const;
 
   std::map<std::string, size_t> bufferIndex_;

@@ -22,17 +22,17 @@ constexpr int kMinBlocksPerSM = 4;
 
 struct Signature {
   std::vector<std::string> decls;
-  std::vector<LaunchParam> params;
+  std::vector<ParamDesc> params;
 };
 
 class Printer {
  public:
   explicit Printer(const KernelContext &k) : k_(k), info_(k.info) {}
 
-  RecurrenceKernels run() {
-    RecurrenceKernels r;
+  RecurrenceDesc run() {
+    RecurrenceDesc r;
     r.name = scan::RecurrenceOp(info_.op).getSymName().str();
-    r.descending = info_.descending;
+    r.reverse = info_.descending;
     if (k_.fwd) r.adjointOf = scan::RecurrenceOp(k_.fwd->op).getSymName().str();
     for (int d : k_.exprs.dimsOf(k_.exprs.channelDims())) r.channelDims.push_back(k_.exprs.name(d));
     for (int d : k_.exprs.dimsOf(k_.exprs.registerDims())) {
@@ -83,15 +83,15 @@ class Printer {
 
   // ---- signatures ----
   void bufferParam(Signature &sig, const std::string &name, bool write) {
-    for (const LaunchParam &p : sig.params)
-      if (p.kind == LaunchParam::Kind::Buffer && p.value == name) return;
+    for (const ParamDesc &p : sig.params)
+      if (p.kind == ParamDesc::Kind::Buffer && p.value == name) return;
     std::string type = k_.buffer(name).dtype == "bf16" ? "sf_bf16" : "float";
     sig.decls.push_back((write ? "" : "const ") + type + " *__restrict__ " + k_.cName(name));
-    sig.params.push_back({LaunchParam::Kind::Buffer, name});
+    sig.params.push_back({ParamDesc::Kind::Buffer, name});
   }
   void sizeParam(Signature &sig, const std::string &cName, const std::string &formula) {
     sig.decls.push_back("int " + cName);
-    sig.params.push_back({LaunchParam::Kind::Int32, formula});
+    sig.params.push_back({ParamDesc::Kind::Int32, formula});
   }
   void sizeParams(Signature &sig, bool steps) {
     sizeParam(sig, "B", "$B");
@@ -109,7 +109,7 @@ class Printer {
       if (auto p = llvm::dyn_cast<scan::ParamOp>(op)) bufferParam(sig, p.getName().str(), false);
       auto saved = llvm::dyn_cast<scan::SavedOp>(op);
       if (!saved) continue;
-      for (const SavedDesc &s : info_.saved) {
+      for (const scan::SavedState &s : info_.saved()) {
         if (s.state.name != saved.getName() || !s.used) continue;
         if (s.output) {
           bufferParam(sig, s.output->name, false);
@@ -165,7 +165,7 @@ class Printer {
         vp.printMath(w, op);
         continue;
       }
-      const PortDesc &desc = k_.param(p);
+      const scan::Port &desc = k_.param(p);
       vp.declare(w, p.getResult());
       vp.forEachRegister(w, desc.mask, [&](CodeWriter &in) {
         in.line(vp.element(p.getResult()) + " = sf_ld(" + k_.cName(desc.name) + ", " + k_.exprs.offset(desc.layout) + ");");
@@ -173,7 +173,7 @@ class Printer {
     }
   }
 
-  void declareState(CodeWriter &w, const std::string &var, const PortDesc &s, const std::string &init) {
+  void declareState(CodeWriter &w, const std::string &var, const scan::Port &s, const std::string &init) {
     std::string count = k_.exprs.registerCount(s.mask);
     if (count == "1") {
       w.line("float " + var + " = " + init + ";");
@@ -193,7 +193,7 @@ class Printer {
   void printRecompute(CodeWriter &w) {
     w.line("// Recompute the forward states of this chunk from its checkpoint.");
     w.open("");
-    for (const SavedDesc *s : k_.recomputed) {
+    for (const scan::SavedState *s : k_.recomputed) {
       std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
       declareState(w, var, s->state, k_.cName(checkpointsOf(s->state.name)) + "[" + k_.chunkOffset(s->state) + "]");
     }
@@ -207,7 +207,7 @@ class Printer {
   // The state before each chunk: where the backward (and the chunked apply) start from.
   void printCheckpoint(CodeWriter &w, bool collectives) {
     for (size_t s = 0; s < info_.states.size(); ++s) {
-      const PortDesc &state = info_.states[s];
+      const scan::Port &state = info_.states[s];
       std::string buf = k_.cName(checkpointsOf(state.name)), offset = k_.chunkOffset(state);
       w.open("if (" + buf + ")");
       k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
@@ -220,7 +220,7 @@ class Printer {
 
   void printFinalStates(CodeWriter &w, const std::string &prefix, bool collectives) {
     for (size_t s = 0; s < info_.states.size(); ++s) {
-      const PortDesc &state = info_.states[s];
+      const scan::Port &state = info_.states[s];
       std::string buf = k_.cName(finalOf(state.name)), guard = k_.guardFor(state.mask, 0, collectives);
       w.open("if (" + buf + ")");
       k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
@@ -234,7 +234,7 @@ class Printer {
   // Parameter gradients summed in registers, added over batch and chunks.
   void printAccumFlush(CodeWriter &w, bool collectives) {
     for (scan::AccumOp acc : k_.accumOps()) {
-      const PortDesc &p = k_.port(info_.accums, acc.getName());
+      const scan::Port &p = k_.port(info_.accums, acc.getName());
       Value v = acc.getValue();
       DimMask partial = k_.layout.partialOver(v);
       std::string buf = k_.cName(p.name), offset = k_.exprs.offset(p.layout);
@@ -251,7 +251,7 @@ class Printer {
   }
 
   // ---- kernels ----
-  Launch printStepKernel(CodeWriter &w, Kind kind) {
+  LaunchDesc printStepKernel(CodeWriter &w, Kind kind) {
     bool backward = k_.fwd != nullptr;
     Mode mode = kind == Kind::Reduce ? Mode::Summary : Mode::Full;
     const OpList &ops = mode == Mode::Full ? k_.fullOps : k_.summaryOps;
@@ -263,11 +263,11 @@ class Printer {
     readParams(sig, ops);
     if (recompute) readParams(sig, k_.recomputeOps);
     if (mode == Mode::Full) {
-      for (const PortDesc &p : info_.outputs)
+      for (const scan::Port &p : info_.outputs)
         bufferParam(sig, k_.partialOutput(p.name) && p.bf16 ? f32SumOf(p.name) : p.name, true);
-      for (const PortDesc &p : info_.accums) bufferParam(sig, p.name, true);
+      for (const scan::Port &p : info_.accums) bufferParam(sig, p.name, true);
     }
-    for (const PortDesc &s : info_.states) {
+    for (const scan::Port &s : info_.states) {
       if (kind == Kind::Sequential) {
         bufferParam(sig, initialOf(s.name), false);
         bufferParam(sig, finalOf(s.name), true);
@@ -291,7 +291,7 @@ class Printer {
       printChunkBounds(w);
     }
     for (size_t s = 0; s < info_.states.size(); ++s) {
-      const PortDesc &state = info_.states[s];
+      const scan::Port &state = info_.states[s];
       std::string var = stateVar("s", static_cast<int>(s));
       if (kind == Kind::Sequential) {
         std::string init = k_.cName(initialOf(state.name));
@@ -324,7 +324,7 @@ class Printer {
     }
     if (kind == Kind::Reduce)
       for (size_t s = 0; s < info_.states.size(); ++s) {
-        const PortDesc &state = info_.states[s];
+        const scan::Port &state = info_.states[s];
         std::string offset = k_.chunkOffset(state);
         k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
           in.line(k_.cName(chunkDecayOf(state.name)) + "[" + offset + "] = " +
@@ -336,16 +336,16 @@ class Printer {
     if (mode == Mode::Full) printAccumFlush(w, collectives);
     w.close();
 
-    Launch launch{name, sig.params, {channelGrid(), "$B", kind == Kind::Sequential ? "1" : "$NC"}, k_.block, "0"};
+    LaunchDesc launch{name, sig.params, {channelGrid(), "$B", kind == Kind::Sequential ? "1" : "$NC"}, k_.block, "0"};
     if (recompute) launch.sharedBytes = k_.recomputeBytesPerStep() + "*$L";
     return launch;
   }
 
   // Per thread, walks the chunks in order: carry = decay * carry + local.
-  Launch printCarryKernel(CodeWriter &w) {
+  LaunchDesc printCarryKernel(CodeWriter &w) {
     std::string name = k_.stem + "_carry";
     Signature sig;
-    for (const PortDesc &s : info_.states) {
+    for (const scan::Port &s : info_.states) {
       bufferParam(sig, chunkDecayOf(s.name), false);
       bufferParam(sig, chunkLocalOf(s.name), false);
       bufferParam(sig, initialOf(s.name), false);
@@ -356,7 +356,7 @@ class Printer {
     openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
     printPrologue(w, false, false);
     for (size_t s = 0; s < info_.states.size(); ++s) {
-      const PortDesc &state = info_.states[s];
+      const scan::Port &state = info_.states[s];
       std::string init = k_.cName(initialOf(state.name));
       declareState(w, stateVar("c", static_cast<int>(s)), state,
                    init + " ? sf_ld(" + init + ", " + k_.stateOffset(state) + ") : 0.0f");
@@ -364,7 +364,7 @@ class Printer {
     w.open("for (int sf_k = 0; sf_k < NC; ++sf_k)");
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     for (size_t s = 0; s < info_.states.size(); ++s) {
-      const PortDesc &state = info_.states[s];
+      const scan::Port &state = info_.states[s];
       std::string offset = k_.chunkOffset(state), carry = k_.stateElement(stateVar("c", static_cast<int>(s)), state);
       k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
         in.line(k_.cName(checkpointsOf(state.name)) + "[" + offset + "] = " + carry + ";");
@@ -375,13 +375,13 @@ class Printer {
     w.close();
     printFinalStates(w, "c", false);
     w.close();
-    return Launch{name, sig.params, {channelGrid(), "$B", "1"}, k_.block, "0"};
+    return LaunchDesc{name, sig.params, {channelGrid(), "$B", "1"}, k_.block, "0"};
   }
 
   // bf16 outputs that sum over threads are added up in f32 first, then converted.
-  void printFinish(CodeWriter &w, RecurrenceKernels &r) {
-    std::vector<const PortDesc *> outputs;
-    for (const PortDesc &p : info_.outputs)
+  void printFinish(CodeWriter &w, RecurrenceDesc &r) {
+    std::vector<const scan::Port *> outputs;
+    for (const scan::Port &p : info_.outputs)
       if (p.bf16 && k_.partialOutput(p.name)) outputs.push_back(&p);
     if (outputs.empty()) return;
     std::string name = k_.stem + "_to_bf16";
@@ -390,12 +390,12 @@ class Printer {
     w.line("const long long i = (long long)blockIdx.x * " + std::to_string(kFinishBlock) + " + threadIdx.x;");
     w.line("if (i < count) dst[i] = sf_bf16_bits(src[i]);");
     w.close();
-    for (const PortDesc *p : outputs) {
+    for (const scan::Port *p : outputs) {
       std::string count = "$B*$T*" + k_.exprs.formulaExtent(p->layout);
-      Launch launch{name,
-                    {{LaunchParam::Kind::Buffer, f32SumOf(p->name)},
-                     {LaunchParam::Kind::Buffer, p->name},
-                     {LaunchParam::Kind::Int64, count}},
+      LaunchDesc launch{name,
+                    {{ParamDesc::Kind::Buffer, f32SumOf(p->name)},
+                     {ParamDesc::Kind::Buffer, p->name},
+                     {ParamDesc::Kind::Int64, count}},
                     {"cdiv(" + count + ", " + std::to_string(kFinishBlock) + ")", "1", "1"},
                     kFinishBlock,
                     "0"};
@@ -412,24 +412,24 @@ class Printer {
 
 }  // namespace
 
-mlir::FailureOr<RecurrenceKernels> printKernels(scan::RecurrenceOp rec, scan::RecurrenceOp forward,
-                                                const ThreadLayout &layout) {
+mlir::FailureOr<RecurrenceDesc> printKernels(scan::RecurrenceOp rec, scan::RecurrenceOp forward,
+                                             const scan::ParallelDims &layout, mlir::AnalysisManager analyses) {
   for (Operation &op : rec.getBodyBlock())
     if (mlir::failed(ValuePrinter::verifySupported(&op))) return mlir::failure();
-  mlir::FailureOr<RecurrenceInfo> info = RecurrenceInfo::collect(rec, forward);
+  mlir::FailureOr<RecurrenceInfo> info = RecurrenceInfo::collect(rec, forward, analyses);
   if (mlir::failed(info)) return mlir::failure();
   mlir::FailureOr<scan::DimAnalysis> dims = scan::DimAnalysis::compute(rec);
   if (mlir::failed(dims)) return mlir::failure();
   std::optional<RecurrenceInfo> fwdInfo;
   std::optional<scan::DimAnalysis> fwdDims;
   if (forward) {
-    mlir::FailureOr<RecurrenceInfo> f = RecurrenceInfo::collect(forward, nullptr);
+    mlir::FailureOr<RecurrenceInfo> f = RecurrenceInfo::collect(forward, nullptr, analyses);
     mlir::FailureOr<scan::DimAnalysis> d = scan::DimAnalysis::compute(forward);
     if (mlir::failed(f) || mlir::failed(d)) return mlir::failure();
     fwdInfo = std::move(*f);
     fwdDims = std::move(*d);
   }
-  KernelContext context(*info, fwdInfo ? &*fwdInfo : nullptr, layout, *dims, fwdDims ? &*fwdDims : nullptr);
+  KernelContext context(*info, fwdInfo ? &*fwdInfo : nullptr, layout, *dims, fwdDims ? &*fwdDims : nullptr, analyses);
   return Printer(context).run();
 }
 

@@ -13,16 +13,17 @@
 // checkpoints into a per-thread slice of shared memory, then walked in reverse.
 #pragma once
 
-#include "compiler/mlir/Target/Cuda/KernelSpecs.h"
+#include "runtime/cuda/PackageFormat.h"
 #include "compiler/mlir/Target/Cuda/RecurrenceInfo.h"
-#include "compiler/mlir/Target/Cuda/ThreadLayout.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
 
 namespace scanforge::cuda {
 
 // Prints the kernels of `rec`; `forward` is its forward recurrence when `rec` is a backward (both
-// use `layout`). Fails with a located error on IR the backend cannot compile.
-mlir::FailureOr<RecurrenceKernels> printKernels(scan::RecurrenceOp rec, scan::RecurrenceOp forward,
-                                                const ThreadLayout &layout);
+// use `layout`, the forward's ParallelDims). `analyses` manages the module of both. Fails with a
+// located error on IR the backend cannot compile.
+mlir::FailureOr<RecurrenceDesc> printKernels(scan::RecurrenceOp rec, scan::RecurrenceOp forward,
+                                             const scan::ParallelDims &layout, mlir::AnalysisManager analyses);
 
 // The kernel-name stem of a recurrence: "sf_" + its symbol as an identifier.
 std::string kernelStem(llvm::StringRef recurrence);

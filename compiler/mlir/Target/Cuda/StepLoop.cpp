@@ -24,8 +24,8 @@ namespace {
 // A tensor a step loop reads at every step, through the prefetch ring.
 struct StepLoad {
   Value value;
-  const PortDesc *input = nullptr;   // an input tensor [B, T, dims]
-  const SavedDesc *saved = nullptr;  // or a forward state kept in a forward output
+  const scan::Port *input = nullptr;   // an input tensor [B, T, dims]
+  const scan::SavedState *saved = nullptr;  // or a forward state kept in a forward output
 };
 
 class StepPrinter {
@@ -67,7 +67,7 @@ class StepPrinter {
       w_.close();
     }
     if (loop_.mode == Mode::Recompute) {
-      for (const SavedDesc *s : k_.recomputed) {
+      for (const scan::SavedState *s : k_.recomputed) {
         std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
         vp_.forEachRegister(w_, s->state.mask, [&](CodeWriter &in) {
           in.line(k_.slotElement(s->state, "t - sf_lo") + " = " + k_.stateElement(var, s->state) + ";");
@@ -88,7 +88,7 @@ class StepPrinter {
       if (auto in = llvm::dyn_cast<scan::InputOp>(op))
         loads.push_back({in.getResult(), &k_.port(loop_.info->inputs, in.getName()), nullptr});
       if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
-        for (const SavedDesc &s : k_.info.saved)
+        for (const scan::SavedState &s : k_.info.saved())
           if (s.state.name == saved.getName() && s.used && s.output) loads.push_back({saved.getResult(), nullptr, &s});
     }
     return loads;
@@ -103,7 +103,7 @@ class StepPrinter {
   void printLoad(const StepLoad &load, const std::string &t) {
     std::string slot = ring(load) + "[sf_j]";
     if (load.input) {
-      const PortDesc &p = *load.input;
+      const scan::Port &p = *load.input;
       vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
         in.line(indexed(slot, k_.exprs.registerIndex(p.mask)) + " = sf_ld(" + k_.cName(p.name) + ", " + k_.rowOffset(p, t) +
                 ");");
@@ -111,7 +111,7 @@ class StepPrinter {
       return;
     }
     // The forward state before forward step t is the forward output of the previous forward step.
-    const SavedDesc &s = *load.saved;
+    const scan::SavedState &s = *load.saved;
     std::string init = k_.cName(initialOf(s.state.name));
     w_.open("");
     w_.line("const int sf_tp = " + t + (k_.fwd->descending ? " + 1;" : " - 1;"));
@@ -132,7 +132,7 @@ class StepPrinter {
         vp_.assign(w_, prev.getResult(), [&] { return k_.stateElement(var, loop_.info->states[s]); });
       } else if (auto saved = llvm::dyn_cast<scan::SavedOp>(op)) {
         if (!k_.isRecomputed(saved.getName())) continue;  // read through the ring
-        const SavedDesc &s = **llvm::find_if(k_.recomputed, [&](const SavedDesc *d) { return d->state.name == saved.getName(); });
+        const scan::SavedState &s = **llvm::find_if(k_.recomputed, [&](const scan::SavedState *d) { return d->state.name == saved.getName(); });
         vp_.assign(w_, saved.getResult(), [&] { return k_.slotElement(s.state, "t - sf_lo"); });
       } else if (auto up = llvm::dyn_cast<scan::UpdateOp>(op)) {
         printUpdate(up);
@@ -148,7 +148,7 @@ class StepPrinter {
 
   void printUpdate(scan::UpdateOp up) {
     int s = loop_.info->stateIndex(up.getName());
-    const PortDesc &state = loop_.info->states[s];
+    const scan::Port &state = loop_.info->states[s];
     std::string var = stateVar(loop_.statePrefix, s);
     vp_.forEachRegister(w_, state.mask, [&](CodeWriter &in) {
       std::string a = vp_.element(up.getA()), st = k_.stateElement(var, state);
@@ -162,7 +162,7 @@ class StepPrinter {
   // A per-thread term of a sum over threads is added atomically (warp-reduced first when every lane
   // adds to the same element); a complete value is stored by one thread.
   void printOutput(scan::OutputOp out) {
-    const PortDesc &p = k_.port(k_.info.outputs, out.getName());
+    const scan::Port &p = k_.port(k_.info.outputs, out.getName());
     Value v = out.getValue();
     DimMask partial = k_.layout.partialOver(v);
     std::string buf = k_.cName(partial && p.bf16 ? f32SumOf(p.name) : p.name);

@@ -4,7 +4,7 @@
 // value's register dimensions (its channel dimensions are the thread's own indices). Element-wise
 // ops become fully unrolled loops over the result's register dimensions, operands broadcast by
 // name; sums over register dimensions add in-thread; a sum over a channel dimension keeps the
-// thread's own term (see ThreadLayout). One op is one statement, so no parentheses are needed.
+// thread's own term (see scan::ParallelDims). One op is one statement, so no parentheses are needed.
 #pragma once
 
 #include <functional>

@@ -122,9 +122,10 @@ class Interpreter {
       if (auto acc = llvm::dyn_cast<scan::AccumOp>(op))
         result_.accums[acc.getName().str()] = Tensor(shapeOf(scan::layoutOrder(dims_, acc.getDims()), {}));
       if (auto prev = llvm::dyn_cast<scan::PrevOp>(op)) declareState(prev.getName(), prev.getDims(), keepStates);
-      if (llvm::isa<scan::NextOp, scan::UpdateOp>(op))
-        declareState(op.getAttrOfType<mlir::StringAttr>("name").getValue(), op.getAttrOfType<mlir::ArrayAttr>("dims"),
-                     keepStates);
+      if (llvm::isa<scan::NextOp, scan::UpdateOp>(op)) {
+        auto state = llvm::cast<scan::PortOpInterface>(op);
+        declareState(state.getName(), state.getDims(), keepStates);
+      }
       if (auto saved = llvm::dyn_cast<scan::SavedOp>(op)) {
         auto order = scan::layoutOrder(dims_, saved.getDims());
         checkShape(require(in_.saved, saved.getName(), "saved forward state"), shapeOf(order, {batch_, steps_}),

@@ -113,8 +113,8 @@ DimMask DimAnalysis::ofNew(mlir::Value value) {
   if (it != dims_.end()) return it->second;
   mlir::Operation *op = value.getDefiningOp();
   DimMask mask = 0;
-  if (auto dims = op->getAttrOfType<mlir::ArrayAttr>("dims")) {
-    mask = table_.mask(dims).value_or(0);
+  if (auto port = llvm::dyn_cast<PortOpInterface>(op)) {
+    mask = table_.mask(port.getDims()).value_or(0);
   } else if (auto sum = llvm::dyn_cast<SumOp>(op)) {
     mask = ofNew(sum.getOperand()) & ~(1u << table_.index(sum.getDim()));
   } else {

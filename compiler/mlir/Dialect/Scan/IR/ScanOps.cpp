@@ -10,6 +10,7 @@
 using namespace mlir;
 
 #include "compiler/mlir/Dialect/Scan/IR/ScanOpsDialect.cpp.inc"
+#include "compiler/mlir/Dialect/Scan/IR/ScanInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "compiler/mlir/Dialect/Scan/IR/ScanOps.cpp.inc"
@@ -50,8 +51,19 @@ static LogicalResult verifyPortName(Operation *op, StringRef name) {
   return success();
 }
 
+// A port that stands for the adjoint of a forward port belongs to a backward recurrence.
+static LogicalResult verifyAdjoint(Operation *op, std::optional<StringRef> adjointOf) {
+  if (!adjointOf) return success();
+  if (adjointOf->empty()) return op->emitOpError() << "has an empty 'adjoint_of'";
+  auto rec = op->getParentOfType<RecurrenceOp>();
+  if (rec && !rec.getAdjointOf())
+    return op->emitOpError() << "is the adjoint of '" << *adjointOf
+                             << "', so it belongs in a backward recurrence (one with 'adjoint_of')";
+  return success();
+}
+
 LogicalResult InputOp::verify() {
-  if (failed(verifyPortName(*this, getName())) || failed(verifyDimList(*this, getDims()))) return failure();
+  if (failed(verifyPortName(*this, getName())) || failed(verifyAdjoint(*this, getAdjointOf())) || failed(verifyDimList(*this, getDims()))) return failure();
   return verifyStorage(*this, getStorage());
 }
 LogicalResult ParamOp::verify() {
@@ -59,7 +71,7 @@ LogicalResult ParamOp::verify() {
   return verifyDimList(*this, getDims());
 }
 LogicalResult PrevOp::verify() {
-  if (failed(verifyPortName(*this, getName()))) return failure();
+  if (failed(verifyPortName(*this, getName())) || failed(verifyAdjoint(*this, getAdjointOf()))) return failure();
   return verifyDimList(*this, getDims());
 }
 LogicalResult SavedOp::verify() {
@@ -69,19 +81,19 @@ LogicalResult SavedOp::verify() {
   return verifyDimList(*this, getDims());
 }
 LogicalResult NextOp::verify() {
-  if (failed(verifyPortName(*this, getName()))) return failure();
+  if (failed(verifyPortName(*this, getName())) || failed(verifyAdjoint(*this, getAdjointOf()))) return failure();
   return verifyDimList(*this, getDims());
 }
 LogicalResult UpdateOp::verify() {
-  if (failed(verifyPortName(*this, getName()))) return failure();
+  if (failed(verifyPortName(*this, getName())) || failed(verifyAdjoint(*this, getAdjointOf()))) return failure();
   return verifyDimList(*this, getDims());
 }
 LogicalResult OutputOp::verify() {
-  if (failed(verifyPortName(*this, getName())) || failed(verifyDimList(*this, getDims()))) return failure();
+  if (failed(verifyPortName(*this, getName())) || failed(verifyAdjoint(*this, getAdjointOf())) || failed(verifyDimList(*this, getDims()))) return failure();
   return verifyStorage(*this, getStorage());
 }
 LogicalResult AccumOp::verify() {
-  if (failed(verifyPortName(*this, getName()))) return failure();
+  if (failed(verifyPortName(*this, getName())) || failed(verifyAdjoint(*this, getAdjointOf()))) return failure();
   return verifyDimList(*this, getDims());
 }
 
@@ -154,8 +166,9 @@ LogicalResult RecurrenceOp::verifyRegions() {
                                                                        : failure();
       readsState.insert(prev.getResult());
     } else if (llvm::isa<NextOp, UpdateOp>(op)) {
-      StringRef name = op.getAttrOfType<StringAttr>("name").getValue();
-      ArrayAttr dims = op.getAttrOfType<ArrayAttr>("dims");
+      auto port = llvm::cast<PortOpInterface>(op);
+      StringRef name = port.getName();
+      ArrayAttr dims = port.getDims();
       ok = succeeded(ports.unique(&op, "a state update", name)) ? ports.stateDims(&op, name, dims) : failure();
       readsState.insert(op.getResult(0));
       if (auto update = llvm::dyn_cast<UpdateOp>(op)) {

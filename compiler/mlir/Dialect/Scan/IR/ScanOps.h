@@ -10,6 +10,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "compiler/mlir/Dialect/Scan/IR/ScanOpsDialect.h.inc"
+#include "compiler/mlir/Dialect/Scan/IR/ScanInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "compiler/mlir/Dialect/Scan/IR/ScanOps.h.inc"

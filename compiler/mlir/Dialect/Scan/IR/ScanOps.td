@@ -22,6 +22,24 @@ def Scan_Dialect : Dialect {
 
 class Scan_Op<string mnemonic, list<Trait> traits = []> : Op<Scan_Dialect, mnemonic, traits>;
 
+// Every port op names a tensor (or state) and the dimensions it ranges over; analyses and targets
+// read ports through this interface instead of looking attributes up by name.
+def Scan_PortOpInterface : OpInterface<"PortOpInterface"> {
+  let cppNamespace = "::scanforge::scan";
+  let description = "An op that reads or writes a named port of its recurrence.";
+  let methods = [
+    InterfaceMethod<"the port's name", "::llvm::StringRef", "getName">,
+    InterfaceMethod<"the port's dimensions, in layout order", "::mlir::ArrayAttr", "getDims">,
+  ];
+}
+
+// A port of a generated backward recurrence that stands for the adjoint of a forward port carries
+// `adjoint_of` = the forward port's name: an output gradient (scan.input), an input gradient
+// (scan.output), a parameter gradient (scan.accum) or a state's adjoint (scan.prev, scan.next,
+// scan.update). Its own name is for display and buffer names only (AdjointNames.h makes it).
+class Scan_PortOp<string mnemonic, list<Trait> traits = []>
+    : Scan_Op<mnemonic, !listconcat(traits, [Scan_PortOpInterface])>;
+
 def Scan_RecurrenceOp : Scan_Op<"recurrence",
     [Symbol, IsolatedFromAbove, NoTerminator, SingleBlock, NoRegionArguments]> {
   let summary = "one step of a scan over time, for one batch element";
@@ -44,15 +62,16 @@ def Scan_RecurrenceOp : Scan_Op<"recurrence",
 
 // ---- ports ----
 
-def Scan_InputOp : Scan_Op<"input"> {
+def Scan_InputOp : Scan_PortOp<"input"> {
   let summary = "the value of an input tensor [b, t, dims...] at the current step";
-  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, OptionalAttr<TypeAttr>:$storage);
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, OptionalAttr<TypeAttr>:$storage,
+                       OptionalAttr<StrAttr>:$adjoint_of);
   let results = (outs F32:$result);
-  let assemblyFormat = "$name $dims (`storage` $storage^)? attr-dict `:` type($result)";
+  let assemblyFormat = "$name $dims (`storage` $storage^)? (`adjoint_of` $adjoint_of^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Scan_ParamOp : Scan_Op<"param"> {
+def Scan_ParamOp : Scan_PortOp<"param"> {
   let summary = "a parameter tensor [dims...], the same at every step; its gradient sums over b and t";
   let arguments = (ins StrAttr:$name, StrArrayAttr:$dims);
   let results = (outs F32:$result);
@@ -60,15 +79,15 @@ def Scan_ParamOp : Scan_Op<"param"> {
   let hasVerifier = 1;
 }
 
-def Scan_PrevOp : Scan_Op<"prev"> {
+def Scan_PrevOp : Scan_PortOp<"prev"> {
   let summary = "a state's value at the previous step (its initial value at the first step)";
-  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims);
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, OptionalAttr<StrAttr>:$adjoint_of);
   let results = (outs F32:$result);
-  let assemblyFormat = "$name $dims attr-dict `:` type($result)";
+  let assemblyFormat = "$name $dims (`adjoint_of` $adjoint_of^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Scan_SavedOp : Scan_Op<"saved"> {
+def Scan_SavedOp : Scan_PortOp<"saved"> {
   let summary = "in a backward recurrence: the forward state's value before the forward step";
   let description = [{
     At step t of the backward scan this is the forward state s_{t-1} (the forward state before step t
@@ -80,33 +99,34 @@ def Scan_SavedOp : Scan_Op<"saved"> {
   let hasVerifier = 1;
 }
 
-def Scan_NextOp : Scan_Op<"next"> {
+def Scan_NextOp : Scan_PortOp<"next"> {
   let summary = "a state's new value, in general form (before affine extraction)";
-  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$value);
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$value, OptionalAttr<StrAttr>:$adjoint_of);
   let results = (outs F32:$result);
-  let assemblyFormat = "$name $dims $value attr-dict `:` type($result)";
+  let assemblyFormat = "$name $dims $value (`adjoint_of` $adjoint_of^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Scan_UpdateOp : Scan_Op<"update"> {
+def Scan_UpdateOp : Scan_PortOp<"update"> {
   let summary = "a state's new value a * prev + b, with a and b free of any state";
-  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$a, F32:$b);
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$a, F32:$b, OptionalAttr<StrAttr>:$adjoint_of);
   let results = (outs F32:$result);
-  let assemblyFormat = "$name $dims `a` `(` $a `)` `b` `(` $b `)` attr-dict `:` type($result)";
+  let assemblyFormat = "$name $dims `a` `(` $a `)` `b` `(` $b `)` (`adjoint_of` $adjoint_of^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Scan_OutputOp : Scan_Op<"output"> {
+def Scan_OutputOp : Scan_PortOp<"output"> {
   let summary = "writes an output tensor [b, t, dims...] at the current step (broadcast to its dims)";
-  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$value, OptionalAttr<TypeAttr>:$storage);
-  let assemblyFormat = "$name $dims $value (`storage` $storage^)? attr-dict `:` type($value)";
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$value, OptionalAttr<TypeAttr>:$storage,
+                       OptionalAttr<StrAttr>:$adjoint_of);
+  let assemblyFormat = "$name $dims $value (`storage` $storage^)? (`adjoint_of` $adjoint_of^)? attr-dict `:` type($value)";
   let hasVerifier = 1;
 }
 
-def Scan_AccumOp : Scan_Op<"accum"> {
+def Scan_AccumOp : Scan_PortOp<"accum"> {
   let summary = "adds a value into a parameter-shaped gradient [dims...], summed over b and t";
-  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$value);
-  let assemblyFormat = "$name $dims $value attr-dict `:` type($value)";
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims, F32:$value, OptionalAttr<StrAttr>:$adjoint_of);
+  let assemblyFormat = "$name $dims $value (`adjoint_of` $adjoint_of^)? attr-dict `:` type($value)";
   let hasVerifier = 1;
 }
 

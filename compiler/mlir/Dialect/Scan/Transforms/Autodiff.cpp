@@ -8,6 +8,7 @@
 // and the chain rule continues from a_t and b_t through the gate math to the inputs and parameters.
 // The backward body first recomputes the forward step from the saved state (scan.saved), then
 // sweeps the forward ops in reverse, accumulating adjoints.
+#include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 #include "compiler/mlir/Dialect/Scan/IR/ScanBuilder.h"
 #include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
 #include "compiler/mlir/Dialect/Scan/Transforms/Passes.h"
@@ -30,7 +31,7 @@ class Differentiator {
 
   RecurrenceOp run() {
     b_.setInsertionPointAfter(fwd_);
-    std::string name = (fwd_.getSymName() + ".backward").str();
+    std::string name = backwardName(fwd_.getSymName());
     bwd_ = b_.create<RecurrenceOp>(fwd_.getLoc(), b_.getStringAttr(name), fwd_.getDims(),
                                    fwd_.getReverse() ? mlir::UnitAttr() : b_.getUnitAttr(),
                                    mlir::FlatSymbolRefAttr::get(fwd_.getSymNameAttr()));
@@ -49,15 +50,16 @@ class Differentiator {
     for (InputOp in : fwd_.getBodyBlock().getOps<InputOp>())
       map_.map(in.getResult(), b_.clone(*in)->getResult(0));
     for (OutputOp out : fwd_.getBodyBlock().getOps<OutputOp>()) {
-      auto grad = b_.create<InputOp>(out.getLoc(), b_.getF32Type(), b_.getStringAttr(out.getName() + ".grad"),
-                                     out.getDims(), out.getStorageAttr());
+      auto grad = b_.create<InputOp>(out.getLoc(), b_.getF32Type(), b_.getStringAttr(gradientName(out.getName())),
+                                     out.getDims(), out.getStorageAttr(), out.getNameAttr());
       outputGrads_.push_back({out, grad.getResult()});
     }
     for (ParamOp p : fwd_.getBodyBlock().getOps<ParamOp>()) map_.map(p.getResult(), b_.clone(*p)->getResult(0));
     for (UpdateOp up : fwd_.getBodyBlock().getOps<UpdateOp>()) {
       saved_[up.getName()] = b_.create<SavedOp>(up.getLoc(), b_.getF32Type(), up.getNameAttr(), up.getDims());
       carried_[up.getName()] =
-          b_.create<PrevOp>(up.getLoc(), b_.getF32Type(), b_.getStringAttr(up.getName() + ".adj"), up.getDims());
+          b_.create<PrevOp>(up.getLoc(), b_.getF32Type(), b_.getStringAttr(adjointStateName(up.getName())),
+                            up.getDims(), up.getNameAttr());
     }
     for (PrevOp prev : fwd_.getBodyBlock().getOps<PrevOp>()) map_.map(prev.getResult(), saved_[prev.getName()]);
   }
@@ -195,18 +197,20 @@ class Differentiator {
     for (InputOp in : fwd_.getBodyBlock().getOps<InputOp>()) {
       m.setLoc(in.getLoc());
       Value g = adj_.count(in.getResult()) ? adj_[in.getResult()] : m.constant(0.0);
-      b_.create<OutputOp>(in.getLoc(), b_.getStringAttr(in.getName() + ".grad"), in.getDims(), g, in.getStorageAttr());
+      b_.create<OutputOp>(in.getLoc(), b_.getStringAttr(gradientName(in.getName())), in.getDims(), g, in.getStorageAttr(),
+                          in.getNameAttr());
     }
     for (ParamOp p : fwd_.getBodyBlock().getOps<ParamOp>()) {
       m.setLoc(p.getLoc());
       Value g = adj_.count(p.getResult()) ? adj_[p.getResult()] : m.constant(0.0);
-      b_.create<AccumOp>(p.getLoc(), b_.getStringAttr(p.getName() + ".grad"), p.getDims(), g);
+      b_.create<AccumOp>(p.getLoc(), b_.getStringAttr(gradientName(p.getName())), p.getDims(), g, p.getNameAttr());
     }
     for (UpdateOp up : fwd_.getBodyBlock().getOps<UpdateOp>()) {
       m.setLoc(up.getLoc());
       auto it = prevAdj_.find(up.getName());
       Value d = it != prevAdj_.end() ? it->second : m.constant(0.0);
-      b_.create<NextOp>(up.getLoc(), b_.getF32Type(), b_.getStringAttr(up.getName() + ".adj"), up.getDims(), d);
+      b_.create<NextOp>(up.getLoc(), b_.getF32Type(), b_.getStringAttr(adjointStateName(up.getName())), up.getDims(), d,
+                       up.getNameAttr());
     }
   }
 
@@ -223,10 +227,9 @@ class Differentiator {
 struct AutodiffPass : impl::ScanAutodiffBase<AutodiffPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    mlir::SymbolTable symbols(module);
     llvm::SmallVector<RecurrenceOp> forwards;
     for (RecurrenceOp rec : module.getOps<RecurrenceOp>())
-      if (!rec.getAdjointOf() && !symbols.lookup((rec.getSymName() + ".backward").str())) forwards.push_back(rec);
+      if (!rec.getAdjointOf() && !backwardOf(rec)) forwards.push_back(rec);
     for (RecurrenceOp rec : forwards) {
       for (NextOp next : rec.getBodyBlock().getOps<NextOp>()) {
         next.emitError() << "state '" << next.getName()

@@ -44,7 +44,8 @@ class UpdateExtractor {
     MathBuilder m(builder, next_.getLoc());
     Value a = form.coeff ? form.coeff : m.constant(0.0);
     Value b = form.offset ? form.offset : m.constant(0.0);
-    auto update = builder.create<UpdateOp>(next_.getLoc(), next_.getNameAttr(), next_.getDims(), a, b);
+    auto update = builder.create<UpdateOp>(next_.getLoc(), next_.getNameAttr(), next_.getDims(), a, b,
+                                             next_.getAdjointOfAttr());
     next_.getResult().replaceAllUsesWith(update.getResult());
     next_.erase();
     return mlir::success();

@@ -6,9 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/mlir/Dialect/Scan/IR/ScanOps.h"
+#include "mlir/Pass/AnalysisManager.h"
 #include "runtime/cuda/RecurrenceRunner.h"
 
-namespace scanforge::tools {
+namespace scanforge::package {
 
 // Relative error bounds the goldens state: float32-level for f32 tensors, one bf16 rounding
 // (2^-8, with headroom) for bf16 tensors.
@@ -20,9 +21,11 @@ constexpr double kGoldenBf16Tolerance = 1e-2;
 std::vector<cuda::Shape> goldenShapes(const std::vector<std::string> &channelDims,
                                       const std::vector<std::string> &registerDims);
 
-// The golden of `forward` and its backward (may be null) at `shape`. Without `withInitial`, the
-// states start at zero and the final states carry no gradient (the kernels get null pointers).
-nlohmann::json makeGolden(scan::RecurrenceOp forward, scan::RecurrenceOp backward, const cuda::Shape &shape,
-                          uint32_t seed, bool withInitial = true);
+// The golden of `forward` and its backward (may be null) at `shape`, with ports from the analyses
+// `analyses` (a manager of their module) caches. Tensors are keyed by the package's buffer names.
+// Without `withInitial`, the states start at zero and the final states carry no gradient (the
+// kernels get null pointers).
+nlohmann::json makeGolden(scan::RecurrenceOp forward, scan::RecurrenceOp backward, mlir::AnalysisManager analyses,
+                          const cuda::Shape &shape, uint32_t seed, bool withInitial = true);
 
-}  // namespace scanforge::tools
+}  // namespace scanforge::package

@@ -1,10 +1,12 @@
-#include "compiler/mlir/Target/Cuda/ThreadLayout.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
+
+#include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 
 #include <optional>
 
 #include "llvm/ADT/TypeSwitch.h"
 
-namespace scanforge::cuda {
+namespace scanforge::scan {
 
 namespace {
 
@@ -33,10 +35,10 @@ std::string where(mlir::Operation *op) {
 // or nothing when every partial value reaches only outputs and accumulated gradients linearly.
 class PartialSums {
  public:
-  PartialSums(const scan::DimAnalysis &dims, DimMask channel, llvm::DenseMap<Value, DimMask> &partial)
+  PartialSums(const DimAnalysis &dims, DimMask channel, llvm::DenseMap<Value, DimMask> &partial)
       : dims_(dims), channel_(channel), partial_(partial) {}
 
-  std::optional<std::string> run(scan::RecurrenceOp rec) {
+  std::optional<std::string> run(RecurrenceOp rec) {
     for (mlir::Operation &op : rec.getBodyBlock())
       if (std::optional<std::string> why = visit(&op)) return why;
     return std::nullopt;
@@ -44,20 +46,20 @@ class PartialSums {
 
  private:
   std::optional<std::string> visit(mlir::Operation *op) {
-    if (auto sum = llvm::dyn_cast<scan::SumOp>(op)) {
+    if (auto sum = llvm::dyn_cast<SumOp>(op)) {
       DimMask dim = DimMask(1) << dims_.table().index(sum.getDim());
       partial_[sum.getResult()] = partial_.lookup(sum.getOperand()) | (dim & channel_);
       return std::nullopt;
     }
-    if (llvm::isa<scan::OutputOp, scan::AccumOp>(op)) {
+    if (llvm::isa<OutputOp, AccumOp>(op)) {
       DimMask q = partial_.lookup(op->getOperand(0));
-      DimMask port = dims_.table().mask(op->getAttrOfType<mlir::ArrayAttr>("dims")).value_or(0);
-      if (q & port) return where(op) + " broadcasts a sum over threads back over the summed dimension";
+      DimMask port = dims_.table().mask(llvm::cast<PortOpInterface>(op).getDims()).value_or(0);
+      if (q & port) return where(op) + " broadcasts a sum over workers back over the summed dimension";
       return std::nullopt;
     }
     bool anyPartial = llvm::any_of(op->getOperands(), [&](Value v) { return partial_.lookup(v) != 0; });
     if (!anyPartial) return std::nullopt;
-    if (llvm::isa<scan::UpdateOp, scan::NextOp>(op))
+    if (llvm::isa<UpdateOp, NextOp>(op))
       return where(op) + " updates a state with a sum over the channel dimensions";
     std::optional<DimMask> q = linearCombination(op);
     if (!q) return where(op) + " needs the complete sum of an operand over the channel dimensions";
@@ -65,7 +67,7 @@ class PartialSums {
     return std::nullopt;
   }
 
-  // The partial dimensions of an op that combines per-thread terms linearly, or nothing.
+  // The partial dimensions of an op that combines per-worker terms linearly, or nothing.
   std::optional<DimMask> linearCombination(mlir::Operation *op) {
     auto partial = [&](unsigned i) { return partial_.lookup(op->getOperand(i)); };
     // A complete value may scale a term if it is the same for every term of the sum.
@@ -98,39 +100,40 @@ class PartialSums {
         .Default([](mlir::Operation *) { return std::nullopt; });
   }
 
-  const scan::DimAnalysis &dims_;
+  const DimAnalysis &dims_;
   DimMask channel_;
   llvm::DenseMap<Value, DimMask> &partial_;
 };
 
 }  // namespace
 
-mlir::FailureOr<ThreadLayout> ThreadLayout::choose(scan::RecurrenceOp forward, scan::RecurrenceOp backward) {
-  mlir::FailureOr<scan::DimAnalysis> fwdDims = scan::DimAnalysis::compute(forward);
-  if (mlir::failed(fwdDims)) return mlir::failure();
-  std::optional<scan::DimAnalysis> bwdDims;
-  if (backward) {
-    mlir::FailureOr<scan::DimAnalysis> dims = scan::DimAnalysis::compute(backward);
-    if (mlir::failed(dims)) return mlir::failure();
-    bwdDims = std::move(*dims);
+ParallelDims::ParallelDims(mlir::Operation *op) {
+  auto forward = llvm::cast<RecurrenceOp>(op);
+  RecurrenceOp backward = backwardOf(forward);
+  mlir::FailureOr<DimAnalysis> fwdDims = DimAnalysis::compute(forward);
+  std::optional<DimAnalysis> bwdDims;
+  if (mlir::succeeded(fwdDims) && backward) {
+    mlir::FailureOr<DimAnalysis> dims = DimAnalysis::compute(backward);
+    if (mlir::succeeded(dims)) bwdDims = std::move(*dims);
+  }
+  if (mlir::failed(fwdDims) || (backward && !bwdDims)) {
+    valid_ = false;
+    return;
   }
   DimMask all = (DimMask(1) << fwdDims->table().size()) - 1;
   DimMask summed = 0;
-  for (scan::SumOp sum : forward.getBodyBlock().getOps<scan::SumOp>())
-    summed |= DimMask(1) << fwdDims->table().index(sum.getDim());
+  for (SumOp sum : forward.getBodyBlock().getOps<SumOp>()) summed |= DimMask(1) << fwdDims->table().index(sum.getDim());
 
-  ThreadLayout layout;
-  layout.channel_ = all & ~summed;
-  layout.registers_ = summed;
-  std::optional<std::string> why = PartialSums(*fwdDims, layout.channel_, layout.partial_).run(forward);
-  if (!why && backward) why = PartialSums(*bwdDims, layout.channel_, layout.partial_).run(backward);
+  channel_ = all & ~summed;
+  contracted_ = summed;
+  std::optional<std::string> why = PartialSums(*fwdDims, channel_, partial_).run(forward);
+  if (!why && backward) why = PartialSums(*bwdDims, channel_, partial_).run(backward);
   if (why) {
-    layout.fallbackReason_ = "one thread per batch element, because " + *why;
-    layout.channel_ = 0;
-    layout.registers_ = all;
-    layout.partial_.clear();
+    fallbackReason_ = "one worker per batch element, because " + *why;
+    channel_ = 0;
+    contracted_ = all;
+    partial_.clear();
   }
-  return layout;
 }
 
-}  // namespace scanforge::cuda
+}  // namespace scanforge::scan

@@ -1,0 +1,89 @@
+// The kernel-package format, defined once for its writer (the compiler's `scanc --emit-package`,
+// CompiledModule::writeKernelPackage) and its reader (KernelPackage, the runtime on a GPU machine
+// without MLIR): what a recurrence's kernels need to be launched — buffers, launch sequences of the
+// two strategies, grids and shared memory as formulas — and its JSON manifest (docs/cuda.md).
+#pragma once
+
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace scanforge::cuda {
+
+// What a buffer holds; the manifest spells each role as roleName() gives it.
+enum class BufferRole {
+  Input,                // a per-step input [B, T, dims] (a backward's include output gradients)
+  Param,                // a parameter [dims]
+  Output,               // a per-step output (a backward's are input gradients)
+  Accum,                // a parameter gradient, summed over B and T
+  InitialState,         // [B, dims], optional: null starts from zero
+  FinalState,           // [B, dims], optional: null skips the write
+  Checkpoint,           // [B, NC, register elements, channels]: a forward writes it, its backward reads it
+  ForwardOutput,        // a backward reading a forward output equal to a forward state
+  ForwardInitialState,  // ... and that state's initial value
+  Workspace,            // scratch the runtime allocates
+};
+const char *roleName(BufferRole role);  // "input", "forward_initial_state", ...
+
+struct BufferDesc {
+  std::string name;
+  BufferRole role = BufferRole::Input;
+  std::string dtype;   // f32 or bf16
+  std::vector<std::string> shape;  // formulas
+  bool optional = false;
+  bool forBackward = false;        // a forward checkpoint the backward reads
+};
+
+struct ParamDesc {
+  enum class Kind { Buffer, Int32, Int64 } kind;
+  std::string value;  // a buffer name, or a formula
+};
+
+struct LaunchDesc {
+  std::string kernel;
+  std::vector<ParamDesc> params;
+  std::array<std::string, 3> grid;
+  int block = 0;
+  std::string sharedBytes = "0";
+};
+
+struct RecurrenceDesc {
+  std::string name;            // the recurrence's symbol
+  std::string adjointOf;       // a backward: its forward recurrence
+  std::string backward;        // a forward: its backward recurrence, if any
+  bool reverse = false;        // runs from t = T-1 down to 0
+  std::vector<std::string> channelDims, registerDims;
+  std::string layoutNote;      // why the layout has no channel dimensions, if so
+  std::string file;            // the .cu file in the package
+  std::string source;
+  std::map<std::string, std::string> defines;  // macro -> formula (register dimension sizes)
+  std::vector<BufferDesc> buffers;
+  std::vector<std::string> zeroInit;           // buffers the runtime zeroes before the launches
+  std::vector<LaunchDesc> sequential, chunked; // the two strategies, in launch order
+  std::string channels;                        // threads per batch element (formula)
+  std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
+
+  const BufferDesc *buffer(const std::string &name) const;
+};
+
+// Buffer names derived from port and state names ('.' never occurs in a name the DSL accepts, so
+// these cannot clash with user names). Golden vectors key their tensors by the same names.
+inline std::string initialOf(const std::string &state) { return state + ".initial"; }
+inline std::string finalOf(const std::string &state) { return state + ".final"; }
+inline std::string checkpointsOf(const std::string &state) { return state + ".checkpoints"; }
+inline std::string chunkDecayOf(const std::string &state) { return state + ".chunk_a"; }
+inline std::string chunkLocalOf(const std::string &state) { return state + ".chunk_b"; }
+inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
+
+constexpr const char *kManifestFormat = "scanforge-cuda-package";
+constexpr int kManifestVersion = 1;
+
+// The manifest of these recurrences (the sources are written beside it, one file each).
+nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences);
+// The recurrences of a manifest, with their sources by file name. Throws CudaError saying what is
+// wrong (nlohmann::json::exception on a malformed entry; KernelPackage names the file).
+std::vector<RecurrenceDesc> fromManifest(const nlohmann::json &manifest, const std::map<std::string, std::string> &sources);
+
+}  // namespace scanforge::cuda
