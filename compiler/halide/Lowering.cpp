@@ -1,0 +1,158 @@
+#include "compiler/halide/Lowering.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace scanforge::cpu {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+namespace {
+
+// exp within f32's range, by Halide's polynomial (accurate to about 2^-18 relative).
+Expr clampedExp(Expr a) { return Halide::fast_exp(Halide::clamp(a, -87.0f, 88.0f)); }
+// 1/x from the hardware estimate and one Newton step (about 2^-22 relative).
+Expr reciprocal(Expr x) {
+  Expr r = Halide::fast_inverse(x);
+  return r * (2.0f - x * r);
+}
+Expr sigmoid(Expr a) { return reciprocal(1.0f + clampedExp(-a)); }
+
+Expr compare(mlir::arith::CmpFPredicate pred, Expr a, Expr b) {
+  using P = mlir::arith::CmpFPredicate;
+  switch (pred) {
+    case P::OEQ: case P::UEQ: return a == b;
+    case P::ONE: case P::UNE: return a != b;
+    case P::OLT: case P::ULT: return a < b;
+    case P::OLE: case P::ULE: return a <= b;
+    case P::OGT: case P::UGT: return a > b;
+    case P::OGE: case P::UGE: return a >= b;
+    case P::AlwaysTrue: return Halide::cast<bool>(1);
+    default: return Halide::cast<bool>(0);
+  }
+}
+
+}  // namespace
+
+Expr Lowering::expr(int id) {
+  auto it = exprs_.find(id);
+  if (it != exprs_.end()) return it->second;
+  const Node &n = g_.node(id);
+  Expr e = n.op ? (g_.materialized(id) ? materialize(id) : compute(id)) : leaf_(n.leaf);
+  exprs_[id] = e;
+  return e;
+}
+
+// A node stored once per chunk (or once per call when it does not depend on time).
+Expr Lowering::materialize(int id) {
+  const Node &n = g_.node(id);
+  std::vector<int> dims = s_.dimsOf(n.dims);
+  std::vector<Var> lhs = s_.pureVars(dims);
+  if (n.perStep) lhs.push_back(s_.time());
+  Func f("m" + std::to_string(id));
+  f(lhs) = compute(id);
+  f.compute_root();
+  s_.storeVectorFirst(f, dims, n.perStep);
+  s_.reorderLoops(f, dims, std::nullopt);
+  s_.vectorizeStage(f, s_.vectorDim(n.dims));
+  std::vector<Expr> call(lhs.begin(), lhs.end());
+  return f(call);
+}
+
+Expr Lowering::compute(int id) {
+  namespace arith = mlir::arith;
+  namespace math = mlir::math;
+  const Node &n = g_.node(id);
+  auto x = [&](unsigned i) { return expr(n.operands[i]); };
+  if (n.sigmoidOnly) return sigmoid(x(0));
+  return llvm::TypeSwitch<mlir::Operation *, Expr>(n.op)
+      .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> Expr {
+        if (auto f = llvm::dyn_cast<mlir::FloatAttr>(c.getValue())) return Expr(static_cast<float>(f.getValueAsDouble()));
+        return Halide::cast<bool>(Expr(llvm::cast<mlir::IntegerAttr>(c.getValue()).getValue().getBoolValue() ? 1 : 0));
+      })
+      .Case<arith::AddFOp>([&](auto) { return x(0) + x(1); })
+      .Case<arith::SubFOp>([&](auto) { return x(0) - x(1); })
+      .Case<arith::MulFOp>([&](auto) { return x(0) * x(1); })
+      .Case<arith::DivFOp>([&](auto) { return x(0) / x(1); })
+      .Case<arith::NegFOp>([&](auto) { return -x(0); })
+      .Case<arith::MaximumFOp>([&](auto) { return Halide::max(x(0), x(1)); })
+      .Case<arith::MinimumFOp>([&](auto) { return Halide::min(x(0), x(1)); })
+      .Case<arith::AndIOp>([&](auto) { return x(0) && x(1); })
+      .Case<arith::OrIOp>([&](auto) { return x(0) || x(1); })
+      .Case<arith::XOrIOp>([&](auto) { return x(0) != x(1); })
+      .Case<arith::SelectOp>([&](auto) { return Halide::select(x(0), x(1), x(2)); })
+      .Case<arith::CmpFOp>([&](arith::CmpFOp cmp) { return compare(cmp.getPredicate(), x(0), x(1)); })
+      .Case<math::ExpOp>([&](auto) { return clampedExp(x(0)); })
+      .Case<math::LogOp>([&](auto) { return Halide::log(x(0)); })
+      .Case<math::TanhOp>([&](auto) { return Halide::tanh(x(0)); })
+      .Case<math::SqrtOp>([&](auto) { return Halide::sqrt(x(0)); })
+      .Case<math::AbsFOp>([&](auto) { return Halide::abs(x(0)); })
+      .Case<scan::SigmoidOp>([&](auto) { return sigmoid(x(0)); })
+      .Case<scan::SoftplusOp>([&](auto) {
+        Expr a = x(0);  // max(a, 0) + log(1 + exp(-|a|)): no overflow for large |a|
+        return Halide::max(a, 0.0f) + Halide::log(1.0f + clampedExp(-Halide::abs(a)));
+      })
+      .Case<scan::GOp>([&](auto) {
+        Expr a = x(0);
+        return Halide::select(a >= 0.0f, a + 0.5f, x(1));
+      })
+      .Case<scan::SumOp>([&](scan::SumOp sum) { return contract(n, sum.getDim()); })
+      .Default([&](mlir::Operation *other) -> Expr {
+        throw std::logic_error("the CPU backend cannot lower '" + other->getName().getStringRef().str() + "'");
+      });
+}
+
+// A contraction (fused with its siblings, see Graph::fusedWith) as its own reduction,
+// vectorised along the data: across the summed dimension (with a horizontal add) when that is
+// the operands' vector dimension, else across the result's vector dimension.
+Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
+  int id = static_cast<int>(&n - &g_.node(0));
+  std::vector<int> group = g_.fusedWith(id);
+  int dim = s_.table().index(dimName);
+  s_.program().summedDims.insert(dim);
+  std::vector<int> dims = s_.dimsOf(n.dims);
+  std::vector<Var> lhs = s_.pureVars(dims);
+  if (n.perStep) lhs.push_back(s_.time());
+  std::string name = "sum_" + dimName.str() + std::to_string(counter_++);
+  Func r(name);
+  Halide::RDom rd(0, s_.extent(dim), "rd_" + name);
+  std::vector<Expr> zeros, terms;
+  bool acrossSummed = true;
+  for (int member : group) {
+    const Node &operand = g_.node(g_.node(member).operands[0]);
+    acrossSummed &= s_.vectorDim(operand.dims) == dim;
+    zeros.push_back(0.0f);
+    terms.push_back(Halide::Internal::substitute(s_.var(dim).name(), rd.x, expr(g_.node(member).operands[0])));
+  }
+  if (group.size() == 1) {
+    r(lhs) = zeros.front();
+    r(lhs) += terms.front();
+  } else {
+    r(lhs) = Halide::Tuple(zeros);
+    std::vector<Expr> sums;
+    for (size_t i = 0; i < terms.size(); ++i) sums.push_back(r(lhs)[i] + terms[i]);
+    r(lhs) = Halide::Tuple(sums);
+  }
+  r.compute_root();
+  s_.storeVectorFirst(r, dims, n.perStep);
+  if (acrossSummed) {
+    s_.vectorizeStage(r, s_.vectorDim(n.dims));
+    r.update().atomic().vectorize(rd.x, s_.lanes());
+  } else {
+    s_.reorderLoops(r, dims, std::nullopt);
+    s_.vectorizeStage(r, s_.vectorDim(n.dims));
+    s_.reorderLoops(r.update(), dims, rd.x);
+    s_.vectorizeStage(r.update(), s_.vectorDim(n.dims));
+  }
+  std::vector<Expr> call(lhs.begin(), lhs.end());
+  Expr result;
+  for (size_t i = 0; i < group.size(); ++i) {
+    Expr element = group.size() == 1 ? Expr(r(call)) : Expr(r(call)[static_cast<int>(i)]);
+    exprs_[group[i]] = element;
+    if (group[i] == id) result = element;
+  }
+  return result;
+}
+
+}  // namespace scanforge::cpu

@@ -1,0 +1,34 @@
+// Turns graph nodes (Graph.h) into Halide expressions over (dims..., t): the math of each op,
+// stored nodes as their own Funcs, contractions as reductions. Leaves (ports and states) are
+// resolved by the program builder.
+#pragma once
+
+#include <functional>
+#include <map>
+
+#include "compiler/halide/Graph.h"
+#include "compiler/halide/Schedule.h"
+
+namespace scanforge::cpu {
+
+class Lowering {
+ public:
+  using Leaf = std::function<Halide::Expr(const std::string &)>;
+
+  Lowering(Schedule &s, const Graph &g, Leaf leaf) : s_(s), g_(g), leaf_(std::move(leaf)) {}
+
+  Halide::Expr expr(int id);
+
+ private:
+  Halide::Expr materialize(int id);
+  Halide::Expr compute(int id);
+  Halide::Expr contract(const Node &n, llvm::StringRef dimName);
+
+  Schedule &s_;
+  const Graph &g_;
+  Leaf leaf_;
+  std::map<int, Halide::Expr> exprs_;
+  int counter_ = 0;
+};
+
+}  // namespace scanforge::cpu

@@ -1,0 +1,250 @@
+#include "compiler/halide/Schedule.h"
+
+#include <algorithm>
+
+namespace scanforge::cpu {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::Var;
+using scan::DimMask;
+
+namespace {
+
+DimMask maskOf(const std::vector<int> &dims) {
+  DimMask m = 0;
+  for (int d : dims) m |= 1u << d;
+  return m;
+}
+
+}  // namespace
+
+std::vector<int> layoutOf(const scan::DimTable &table, mlir::ArrayAttr dims) {
+  auto order = scan::layoutOrder(table, dims);
+  return std::vector<int>(order.begin(), order.end());
+}
+
+std::string sanitize(llvm::StringRef name) {
+  std::string out;
+  for (char c : name) out += c == '_' ? "__" : c == '.' ? "_d" : std::string(1, c);
+  return out;
+}
+
+bool isBf16(std::optional<mlir::Type> storage) { return storage && storage->isBF16(); }
+
+Schedule::Schedule(scan::RecurrenceOp forward, scan::RecurrenceOp rec) : table_(rec), t_("t") {
+  for (size_t d = 0; d < table_.size(); ++d) {
+    program_.dimNames.push_back(table_.name(static_cast<int>(d)).str());
+    vars_.push_back(Var("v_" + table_.name(static_cast<int>(d)).str()));
+  }
+  // Vector dimension preference: the dimensions of the forward outputs first (they are the
+  // channels the per-step inputs and outputs are laid out along), then the rest.
+  for (auto out : forward.getBodyBlock().getOps<scan::OutputOp>())
+    for (int d : layoutOf(table_, out.getDims()))
+      if (std::find(vectorOrder_.begin(), vectorOrder_.end(), d) == vectorOrder_.end()) vectorOrder_.push_back(d);
+  for (int d = 0; d < static_cast<int>(table_.size()); ++d)
+    if (std::find(vectorOrder_.begin(), vectorOrder_.end(), d) == vectorOrder_.end()) vectorOrder_.push_back(d);
+  program_.target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::NoAsserts);
+}
+
+// ---- ports ----
+
+BoundInput &Schedule::bind(std::vector<BoundInput> &list, const std::string &role, llvm::StringRef name,
+                           mlir::ArrayAttr dims, bool bf16, bool perStep) {
+  for (BoundInput &b : list)
+    if (b.layout.name == name) return b;
+  PortLayout layout{name.str(), layoutOf(table_, dims), bf16, perStep};
+  int rank = static_cast<int>(layout.dims.size()) + (perStep ? 1 : 0);
+  ImageParam param(bf16 ? Halide::BFloat(16) : Halide::Float(32), rank, role + "_" + sanitize(name));
+  if (rank > 0) param.dim(0).set_stride(1);  // dense innermost dimension: vector loads
+  list.push_back({layout, param});
+  BoundInput &bound = list.back();
+  for (size_t i = 0; i < layout.dims.size(); ++i)
+    extents_.emplace(layout.dims[i], bound.param.dim(static_cast<int>(layout.dims.size() - 1 - i)).extent());
+  if (perStep && !steps_.defined()) steps_ = bound.param.dim(rank - 1).extent();
+  return bound;
+}
+
+BoundInput &Schedule::bindStep(scan::InputOp in) {
+  return bind(program_.inputs, "in", in.getName(), in.getDims(), isBf16(in.getStorage()), true);
+}
+
+BoundInput &Schedule::bindParam(scan::ParamOp p) {
+  return bind(program_.params, "par", p.getName(), p.getDims(), false, false);
+}
+
+Expr Schedule::load(const BoundInput &in) {
+  Expr value = in.layout.perStep ? in.param(args(in.layout.dims, t_)) : in.param(args(in.layout.dims));
+  value = in.layout.bf16 ? Halide::cast<float>(value) : value;
+  // A parameter whose contiguous dimension is not its vector dimension is copied once per call
+  // into vector-first storage, so the loops that read it every step do not gather.
+  int vec = vectorDim(maskOf(in.layout.dims));
+  if (in.layout.perStep || in.layout.dims.size() < 2 || vec == in.layout.dims.back()) return value;
+  auto it = staged_.find(in.layout.name);
+  if (it == staged_.end()) {
+    Func f("staged_" + sanitize(in.layout.name));
+    f(pureVars(in.layout.dims)) = value;
+    f.compute_root();
+    storeVectorFirst(f, in.layout.dims, false);
+    reorderLoops(f, in.layout.dims, std::nullopt);
+    vectorizeStage(f, vec);
+    it = staged_.emplace(in.layout.name, f).first;
+  }
+  return it->second(args(in.layout.dims));
+}
+
+// ---- dimensions and variables ----
+
+std::vector<int> Schedule::dimsOf(DimMask mask) const {
+  std::vector<int> dims;
+  for (int d = 0; d < static_cast<int>(table_.size()); ++d)
+    if (mask & (1u << d)) dims.push_back(d);
+  return dims;
+}
+
+std::vector<Expr> Schedule::args(const std::vector<int> &dims) const {
+  std::vector<Expr> out;
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it) out.push_back(vars_[*it]);
+  return out;
+}
+
+std::vector<Expr> Schedule::args(const std::vector<int> &dims, Expr t) const {
+  std::vector<Expr> out = args(dims);
+  out.push_back(t);
+  return out;
+}
+
+std::vector<Var> Schedule::pureVars(const std::vector<int> &dims) const {
+  std::vector<Var> out;
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it) out.push_back(vars_[*it]);
+  return out;
+}
+
+int Schedule::vectorDim(DimMask mask) const {
+  for (int d : vectorOrder_)
+    if (mask & (1u << d)) return d;
+  return -1;
+}
+
+Expr Schedule::steps() const {
+  if (!steps_.defined()) throw std::logic_error("a recurrence without per-step inputs cannot be lowered");
+  return steps_;
+}
+
+void Schedule::vectorizeStage(Halide::Stage stage, int vectorDim) const {
+  if (vectorDim >= 0) stage.vectorize(vars_[vectorDim], lanes(), Halide::TailStrategy::GuardWithIf);
+}
+
+void Schedule::storeVectorFirst(Func f, const std::vector<int> &dims, bool perStep) const {
+  int vec = vectorDim(maskOf(dims));
+  if (vec < 0 || dims.size() < 2) return;
+  std::vector<Var> order = {vars_[vec]};
+  for (const Var &v : pureVars(dims))
+    if (v.name() != vars_[vec].name()) order.push_back(v);
+  if (perStep) order.push_back(t_);
+  f.reorder_storage(order);
+}
+
+void Schedule::reorderLoops(Halide::Stage stage, const std::vector<int> &dims, std::optional<Halide::RVar> outer) const {
+  int vec = vectorDim(maskOf(dims));
+  std::vector<Halide::VarOrRVar> order;
+  if (vec >= 0) order.push_back(vars_[vec]);
+  for (const Var &v : pureVars(dims))
+    if (vec < 0 || v.name() != vars_[vec].name()) order.push_back(v);
+  if (outer) order.push_back(*outer);
+  if (order.size() > 1) stage.reorder(order);
+}
+
+// ---- states ----
+
+Expr Schedule::before(const StateScan &s, Expr t) const { return s.func(args(s.dims, previous(s, t))); }
+Expr Schedule::after(const StateScan &s, Expr t) const { return s.func(args(s.dims, t)); }
+
+StateScan &Schedule::newState(std::map<std::string, StateScan> &states, const std::string &key, llvm::StringRef name,
+                              mlir::ArrayAttr dims, bool reverse, BoundInput &start) {
+  StateScan &s = states[key];
+  s.name = name.str();
+  s.dims = layoutOf(table_, dims);
+  s.reverse = reverse;
+  s.func = Func("scan_" + sanitize(key));
+  s.start = start.param;
+  return s;
+}
+
+void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
+  std::string base = sanitize(s.name);
+  std::vector<Var> pure = pureVars(s.dims);
+  std::vector<Var> withT = pure;
+  withT.push_back(t_);
+  Func A("a_" + base), B("b_" + base);
+  A(withT) = a;
+  B(withT) = b;
+  s.func(withT) = Halide::undef<float>();
+  std::vector<Expr> at(pure.begin(), pure.end());
+  at.push_back(startIndex(s));
+  s.func(at) = s.start(args(s.dims));
+  Halide::RDom r(0, steps(), "r_" + base);
+  Expr tr = s.reverse ? steps() - 1 - r.x : Expr(r.x);
+  at.back() = tr;
+  s.func(at) = A(at) * before(s, tr) + B(at);
+  s.func.compute_root();
+  storeVectorFirst(s.func, s.dims, true);
+  int vec = vectorDim(maskOf(s.dims));
+  vectorizeStage(s.func.update(0), vec);
+  reorderLoops(s.func.update(1), s.dims, r.x);
+  vectorizeStage(s.func.update(1), vec);
+}
+
+// ---- results ----
+
+void Schedule::addStepOutput(llvm::StringRef name, mlir::ArrayAttr dims, bool bf16, Expr value) {
+  PortLayout layout{name.str(), layoutOf(table_, dims), bf16, true};
+  Func f("out_" + sanitize(name));
+  std::vector<Var> lhs = pureVars(layout.dims);
+  lhs.push_back(t_);
+  f(lhs) = bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
+  if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
+  program_.outputs.push_back({layout, f});
+}
+
+void Schedule::addFinal(const StateScan &s) {
+  Func f("final_" + sanitize(s.name));
+  std::vector<Var> lhs = pureVars(s.dims);
+  f(lhs) = s.func(args(s.dims, s.reverse ? Expr(0) : steps() - 1));
+  if (!s.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
+  program_.finals.push_back({PortLayout{s.name, s.dims, false, false}, f});
+}
+
+void Schedule::addAccum(llvm::StringRef name, mlir::ArrayAttr dims, Expr value) {
+  PortLayout layout{name.str(), layoutOf(table_, dims), false, false};
+  std::string base = sanitize(name);
+  std::vector<Var> pure = pureVars(layout.dims);
+  std::vector<Var> withT = pure;
+  withT.push_back(t_);
+  Func term("term_" + base), acc("acc_" + base), out("accum_" + base);
+  term(withT) = value;
+  acc(pure) = 0.0f;
+  Halide::RDom r(0, steps(), "rt_" + base);
+  std::vector<Expr> at(pure.begin(), pure.end());
+  at.push_back(r.x);
+  acc(pure) += term(at);
+  acc.compute_root();
+  storeVectorFirst(acc, layout.dims, false);
+  int vec = vectorDim(maskOf(layout.dims));
+  vectorizeStage(acc, vec);
+  reorderLoops(acc.update(), layout.dims, r.x);
+  vectorizeStage(acc.update(), vec);
+  out(pure) = acc(pure);
+  if (!pure.empty()) out.vectorize(pure.front(), lanes(), Halide::TailStrategy::GuardWithIf);
+  program_.accums.push_back({layout, out});
+}
+
+void Schedule::finish() {
+  std::vector<Func> all;
+  for (auto *list : {&program_.outputs, &program_.finals, &program_.accums})
+    for (ProducedOutput &o : *list) all.push_back(o.func);
+  program_.pipeline = Halide::Pipeline(all);
+}
+
+}  // namespace scanforge::cpu

@@ -1,0 +1,98 @@
+// How a chunk program's values are laid out and looped over: its ports (ImageParams bound to
+// windows of host tensors), storage order and vectorisation, the serial scans of its states, and
+// the Funcs it produces. Lowering (Lowering.h) asks it where values live; the program builders
+// (ChunkProgram.cpp) ask it for ports, scans and results.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/halide/ChunkProgram.h"
+#include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
+
+namespace scanforge::cpu {
+
+// A state's values over one chunk. func(dims..., t) is the value after step t; the slot just
+// before the chunk's first step (t = -1, or t = steps for a reverse scan) holds its start value.
+struct StateScan {
+  std::string name;
+  std::vector<int> dims;  // layout order
+  bool reverse = false;
+  Halide::Func func;
+  Halide::ImageParam start;
+};
+
+// An injective mapping of port names ("x.grad") to identifiers: '_' -> "__", '.' -> "_d".
+std::string sanitize(llvm::StringRef name);
+std::vector<int> layoutOf(const scan::DimTable &table, mlir::ArrayAttr dims);
+bool isBf16(std::optional<mlir::Type> storage);
+
+class Schedule {
+ public:
+  // `forward` decides the vector dimension preference, `rec` (the program's recurrence) the dimensions.
+  Schedule(scan::RecurrenceOp forward, scan::RecurrenceOp rec);
+
+  ChunkProgram &program() { return program_; }
+  const scan::DimTable &table() const { return table_; }
+  const Halide::Var &time() const { return t_; }
+
+  // ---- ports ----
+  BoundInput &bind(std::vector<BoundInput> &list, const std::string &role, llvm::StringRef name, mlir::ArrayAttr dims,
+                   bool bf16, bool perStep);
+  BoundInput &bindStep(scan::InputOp in);
+  BoundInput &bindParam(scan::ParamOp p);
+  Halide::Expr load(const BoundInput &in);
+
+  // ---- dimensions and variables ----
+  std::vector<int> dimsOf(scan::DimMask mask) const;
+  // Halide arguments for dims (in a layout order): the innermost (last) dimension first.
+  std::vector<Halide::Expr> args(const std::vector<int> &dims) const;
+  std::vector<Halide::Expr> args(const std::vector<int> &dims, Halide::Expr t) const;
+  std::vector<Halide::Var> pureVars(const std::vector<int> &dims) const;
+  const Halide::Var &var(int dim) const { return vars_[dim]; }
+  int vectorDim(scan::DimMask mask) const;
+  Halide::Expr steps() const;
+  Halide::Expr extent(int dim) const { return extents_.at(dim); }
+  // f32 lanes of the host's vectors: 16 with AVX-512, 8 with AVX2.
+  int lanes() const { return program_.target.natural_vector_size(Halide::Float(32)); }
+
+  // Stores a Func with its vector dimension innermost and vectorises its stage over it.
+  void vectorizeStage(Halide::Stage stage, int vectorDim) const;
+  void storeVectorFirst(Halide::Func f, const std::vector<int> &dims, bool perStep) const;
+  // Loop order for a stage over dims (+ an outer RVar): vector dimension innermost.
+  void reorderLoops(Halide::Stage stage, const std::vector<int> &dims, std::optional<Halide::RVar> outer) const;
+
+  // ---- states ----
+  Halide::Expr before(const StateScan &s, Halide::Expr t) const;
+  Halide::Expr after(const StateScan &s, Halide::Expr t) const;
+  StateScan &newState(std::map<std::string, StateScan> &states, const std::string &key, llvm::StringRef name,
+                      mlir::ArrayAttr dims, bool reverse, BoundInput &start);
+  // s(t) = a(t) * s(t-1) + b(t), scanned serially in the state's direction; the gate math of a and
+  // b is inlined into the update.
+  void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b);
+
+  // ---- results ----
+  void addStepOutput(llvm::StringRef name, mlir::ArrayAttr dims, bool bf16, Halide::Expr value);
+  void addFinal(const StateScan &s);
+  // The chunk's sum over t of value, accumulated in vector-friendly storage and then written out
+  // in the parameter's layout.
+  void addAccum(llvm::StringRef name, mlir::ArrayAttr dims, Halide::Expr value);
+  void finish();
+
+ private:
+  Halide::Expr startIndex(const StateScan &s) const { return s.reverse ? steps() : Halide::Expr(-1); }
+  Halide::Expr previous(const StateScan &s, Halide::Expr t) const { return s.reverse ? t + 1 : t - 1; }
+
+  scan::DimTable table_;
+  Halide::Var t_;
+  std::vector<Halide::Var> vars_;
+  std::vector<int> vectorOrder_;
+  std::map<int, Halide::Expr> extents_;
+  Halide::Expr steps_;
+  std::map<std::string, Halide::Func> staged_;
+  ChunkProgram program_;
+};
+
+}  // namespace scanforge::cpu
