@@ -8,19 +8,17 @@
 #include "compiler/halide/Graph.h"
 #include "compiler/halide/Lowering.h"
 #include "compiler/halide/Schedule.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace scanforge::cpu {
 namespace {
 
 using Halide::Expr;
-using scan::DimMask;
 
 void requireAffine(scan::RecurrenceOp rec) {
   if (!rec.getBodyBlock().getOps<scan::NextOp>().empty())
     throw std::logic_error("recurrence '" + rec.getSymName().str() + "' is not in affine form");
 }
-
-DimMask portMask(const Schedule &s, mlir::ArrayAttr dims) { return s.table().mask(dims).value_or(0); }
 
 scan::DimAnalysis analyze(scan::RecurrenceOp rec) {
   mlir::FailureOr<scan::DimAnalysis> dims = scan::DimAnalysis::compute(rec);
@@ -28,75 +26,91 @@ scan::DimAnalysis analyze(scan::RecurrenceOp rec) {
   return std::move(*dims);
 }
 
-// Leaf names of a body: ports by name; states by role (the program's own, or recomputed forward).
-Graph::LeafKey leafNames(const std::string &prevRole, const std::string &stateRole) {
-  return [=](mlir::Operation *op) -> std::string {
-    if (auto in = llvm::dyn_cast<scan::InputOp>(op)) return "in:" + in.getName().str();
-    if (auto p = llvm::dyn_cast<scan::ParamOp>(op)) return "par:" + p.getName().str();
-    if (auto prev = llvm::dyn_cast<scan::PrevOp>(op)) return prevRole + prev.getName().str();
-    if (auto saved = llvm::dyn_cast<scan::SavedOp>(op)) return "fwdbefore:" + saved.getName().str();
-    return stateRole + llvm::cast<scan::UpdateOp>(op).getName().str();
+// The leaves of a body: ports by name; its states read before and after a step as `before` and
+// `after` (the program's own states, or the recomputed forward ones); scan.saved always reads
+// the recomputed forward state.
+std::function<Leaf(mlir::Operation *)> leavesOf(LeafRole before, LeafRole after) {
+  return [=](mlir::Operation *op) {
+    return llvm::TypeSwitch<mlir::Operation *, Leaf>(op)
+        .Case<scan::InputOp>([](auto in) { return Leaf{LeafRole::Input, in.getName().str()}; })
+        .Case<scan::ParamOp>([](auto p) { return Leaf{LeafRole::Param, p.getName().str()}; })
+        .Case<scan::PrevOp>([&](auto prev) { return Leaf{before, prev.getName().str()}; })
+        .Case<scan::SavedOp>([](auto saved) { return Leaf{LeafRole::ForwardBefore, saved.getName().str()}; })
+        .Default([&](mlir::Operation *up) { return Leaf{after, llvm::cast<scan::UpdateOp>(up).getName().str()}; });
   };
 }
 
-// Resolves leaf names to loads of ports and state scans.
-Lowering::Leaf leafExprs(Schedule &s, scan::RecurrenceOp ports, std::map<std::string, StateScan> &own,
-                         std::map<std::string, StateScan> *forward) {
-  return [&s, ports, &own, forward](const std::string &leaf) mutable -> Expr {
-    size_t colon = leaf.find(':');
-    std::string role = leaf.substr(0, colon), name = leaf.substr(colon + 1);
-    if (role == "in" || role == "par") {
-      for (mlir::Operation &op : ports.getBodyBlock()) {
-        if (auto in = llvm::dyn_cast<scan::InputOp>(op); in && role == "in" && in.getName() == name) return s.load(s.bindStep(in));
-        if (auto p = llvm::dyn_cast<scan::ParamOp>(op); p && role == "par" && p.getName() == name) return s.load(s.bindParam(p));
-      }
-      throw std::logic_error("no port '" + name + "'");
+const scan::Port &portOf(const scan::Ports &ports, scan::PortKind kind, const std::string &name) {
+  if (const scan::Port *p = ports.find(kind, name)) return *p;
+  throw std::logic_error("no port '" + name + "'");
+}
+
+// Resolves leaves to loads of the program recurrence's ports and to its state scans.
+Lowering::LeafExpr leafExprs(Schedule &s, const scan::Ports &ports, std::map<std::string, StateScan> &own,
+                             std::map<std::string, StateScan> *forward) {
+  return [&s, &ports, &own, forward](const Leaf &leaf) -> Expr {
+    switch (leaf.role) {
+      case LeafRole::Input: return s.load(s.bindStep(portOf(ports, scan::PortKind::Input, leaf.name)));
+      case LeafRole::Param: return s.load(s.bindParam(portOf(ports, scan::PortKind::Param, leaf.name)));
+      case LeafRole::Before: return s.before(own.at(leaf.name), s.time());
+      case LeafRole::State: return s.after(own.at(leaf.name), s.time());
+      case LeafRole::ForwardBefore: return s.before(forward->at(leaf.name), s.time());
+      case LeafRole::ForwardState: return s.after(forward->at(leaf.name), s.time());
     }
-    if (role == "before") return s.before(own.at(name), s.time());
-    if (role == "state") return s.after(own.at(name), s.time());
-    if (role == "fwdbefore") return s.before(forward->at(name), s.time());
-    return s.after(forward->at(name), s.time());  // fwdstate
+    throw std::logic_error("unknown leaf role");
   };
+}
+
+scan::UpdateOp updateOf(const scan::Port &state) { return llvm::cast<scan::UpdateOp>(state.op); }
+mlir::Value valueOf(const scan::Port &result) { return result.op->getOperand(0); }  // of an output or accum
+
+// Numbers the a and b of each state update of a body, each root (a definition) in turn.
+std::vector<std::pair<int, int>> numberUpdates(Graph &g, const scan::Ports &ports, const Body &body, int &root) {
+  std::vector<std::pair<int, int>> updates;  // (a, b) per state
+  for (const scan::Port &state : ports.states()) {
+    scan::UpdateOp up = updateOf(state);
+    updates.push_back({g.number(up.getA(), body), g.number(up.getB(), body)});
+    g.markRoot(updates.back().first, root, body.dims.of(up.getResult()), true);
+    g.markRoot(updates.back().second, root++, body.dims.of(up.getResult()), true);
+  }
+  return updates;
+}
+
+// Numbers the values of per-step outputs or accumulations, each its own root.
+std::vector<int> numberResults(Graph &g, const std::vector<scan::Port> &results, const Body &body, int &root) {
+  std::vector<int> ids;
+  for (const scan::Port &result : results) {
+    ids.push_back(g.number(valueOf(result), body));
+    g.markRoot(ids.back(), root++, result.mask, false);
+  }
+  return ids;
 }
 
 }  // namespace
 
 ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd) {
   requireAffine(fwd);
-  Schedule s(fwd, fwd);
+  scan::Ports ports(fwd);
+  Schedule s(ports, fwd);
   scan::DimAnalysis dims = analyze(fwd);
+  scan::Invariants invariants(fwd);
+  Body body{dims, invariants, leavesOf(LeafRole::Before, LeafRole::State)};
   Graph g;
-  auto names = leafNames("before:", "state:");
   int root = 0;
-  std::vector<std::pair<int, int>> updates;  // (a, b) per state
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>()) {
-    updates.push_back({g.number(up.getA(), dims, names), g.number(up.getB(), dims, names)});
-    g.markRoot(updates.back().first, root, dims.of(up.getResult()), true);
-    g.markRoot(updates.back().second, root++, dims.of(up.getResult()), true);
-  }
-  std::vector<int> outputs;
-  for (auto out : fwd.getBodyBlock().getOps<scan::OutputOp>()) {
-    outputs.push_back(g.number(out.getValue(), dims, names));
-    g.markRoot(outputs.back(), root++, portMask(s, out.getDims()), false);
-  }
+  std::vector<std::pair<int, int>> updates = numberUpdates(g, ports, body, root);
+  std::vector<int> outputs = numberResults(g, ports.outputs(), body, root);
 
   g.decide();
-  for (auto in : fwd.getBodyBlock().getOps<scan::InputOp>()) s.bindStep(in);
-  for (auto p : fwd.getBodyBlock().getOps<scan::ParamOp>()) s.bindParam(p);
+  for (const scan::Port &in : ports.inputs()) s.bindStep(in);
+  for (const scan::Port &p : ports.params()) s.bindParam(p);
   std::map<std::string, StateScan> states;
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>())
-    s.newState(states, up.getName().str(), up.getName(), up.getDims(), fwd.getReverse(),
-               s.bind(s.program().initial, "start", up.getName(), up.getDims(), false, false));
-  Lowering lower(s, g, leafExprs(s, fwd, states, nullptr));
-  size_t i = 0;
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>()) {
-    s.defineScan(states.at(up.getName().str()), lower.expr(updates[i].first), lower.expr(updates[i].second));
-    ++i;
-  }
-  i = 0;
-  for (auto out : fwd.getBodyBlock().getOps<scan::OutputOp>())
-    s.addStepOutput(out.getName(), out.getDims(), isBf16(out.getStorage()), lower.expr(outputs[i++]));
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>()) s.addFinal(states.at(up.getName().str()));
+  for (const scan::Port &state : ports.states())
+    s.newState(states, state, fwd.getReverse(), s.bind(s.program().initial, "start", state, false));
+  Lowering lower(s, g, leafExprs(s, ports, states, nullptr));
+  for (size_t i = 0; i < ports.states().size(); ++i)
+    s.defineScan(states.at(ports.states()[i].name), lower.expr(updates[i].first), lower.expr(updates[i].second));
+  for (size_t i = 0; i < ports.outputs().size(); ++i) s.addStepOutput(ports.outputs()[i], lower.expr(outputs[i]));
+  for (const scan::Port &state : ports.states()) s.addFinal(states.at(state.name));
   s.finish();
   return std::move(s.program());
 }
@@ -104,62 +118,40 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd) {
 ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd) {
   requireAffine(fwd);
   requireAffine(bwd);
-  Schedule s(fwd, bwd);
+  // Ports of either recurrence index one dimension table: autodiff gives the backward the forward's dims.
+  if (fwd.getDims() != bwd.getDims())
+    throw std::logic_error("recurrence '" + bwd.getSymName().str() + "' has other dimensions than its forward");
+  scan::Ports fwdPorts(fwd), ports(bwd);
+  Schedule s(fwdPorts, bwd);
   scan::DimAnalysis fwdDims = analyze(fwd), bwdDims = analyze(bwd);
-  Graph g;
+  scan::Invariants fwdInvariants(fwd), bwdInvariants(bwd);
   // The forward body is numbered with its states as the recomputed forward states, so the
   // backward's copy of the gate math (which reads scan.saved) shares its nodes.
-  auto fwdNames = leafNames("fwdbefore:", "fwdstate:"), bwdNames = leafNames("before:", "state:");
+  Body fwdBody{fwdDims, fwdInvariants, leavesOf(LeafRole::ForwardBefore, LeafRole::ForwardState)};
+  Body bwdBody{bwdDims, bwdInvariants, leavesOf(LeafRole::Before, LeafRole::State)};
+  Graph g;
   int root = 0;
-  std::vector<std::pair<int, int>> fwdUpdates, bwdUpdates;
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>()) {
-    fwdUpdates.push_back({g.number(up.getA(), fwdDims, fwdNames), g.number(up.getB(), fwdDims, fwdNames)});
-    g.markRoot(fwdUpdates.back().first, root, fwdDims.of(up.getResult()), true);
-    g.markRoot(fwdUpdates.back().second, root++, fwdDims.of(up.getResult()), true);
-  }
-  for (auto up : bwd.getBodyBlock().getOps<scan::UpdateOp>()) {
-    bwdUpdates.push_back({g.number(up.getA(), bwdDims, bwdNames), g.number(up.getB(), bwdDims, bwdNames)});
-    g.markRoot(bwdUpdates.back().first, root, bwdDims.of(up.getResult()), true);
-    g.markRoot(bwdUpdates.back().second, root++, bwdDims.of(up.getResult()), true);
-  }
-  std::vector<int> outputs, accums;
-  for (auto out : bwd.getBodyBlock().getOps<scan::OutputOp>()) {
-    outputs.push_back(g.number(out.getValue(), bwdDims, bwdNames));
-    g.markRoot(outputs.back(), root++, portMask(s, out.getDims()), false);
-  }
-  for (auto acc : bwd.getBodyBlock().getOps<scan::AccumOp>()) {
-    accums.push_back(g.number(acc.getValue(), bwdDims, bwdNames));
-    g.markRoot(accums.back(), root++, portMask(s, acc.getDims()), false);
-  }
+  std::vector<std::pair<int, int>> fwdUpdates = numberUpdates(g, fwdPorts, fwdBody, root);
+  std::vector<std::pair<int, int>> bwdUpdates = numberUpdates(g, ports, bwdBody, root);
+  std::vector<int> outputs = numberResults(g, ports.outputs(), bwdBody, root);
+  std::vector<int> accums = numberResults(g, ports.accums(), bwdBody, root);
 
   g.decide();
-  for (auto in : bwd.getBodyBlock().getOps<scan::InputOp>()) s.bindStep(in);
-  for (auto p : bwd.getBodyBlock().getOps<scan::ParamOp>()) s.bindParam(p);
+  for (const scan::Port &in : ports.inputs()) s.bindStep(in);
+  for (const scan::Port &p : ports.params()) s.bindParam(p);
   std::map<std::string, StateScan> forward, adjoint;
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>())
-    s.newState(forward, up.getName().str(), up.getName(), up.getDims(), fwd.getReverse(),
-               s.bind(s.program().checkpoints, "ckpt", up.getName(), up.getDims(), false, false));
-  for (auto up : bwd.getBodyBlock().getOps<scan::UpdateOp>())
-    s.newState(adjoint, up.getName().str(), up.getName(), up.getDims(), bwd.getReverse(),
-               s.bind(s.program().initial, "start", up.getName(), up.getDims(), false, false));
-  Lowering lower(s, g, leafExprs(s, bwd, adjoint, &forward));
-  size_t i = 0;
-  for (auto up : fwd.getBodyBlock().getOps<scan::UpdateOp>()) {
-    s.defineScan(forward.at(up.getName().str()), lower.expr(fwdUpdates[i].first), lower.expr(fwdUpdates[i].second));
-    ++i;
-  }
-  i = 0;
-  for (auto up : bwd.getBodyBlock().getOps<scan::UpdateOp>()) {
-    s.defineScan(adjoint.at(up.getName().str()), lower.expr(bwdUpdates[i].first), lower.expr(bwdUpdates[i].second));
-    ++i;
-  }
-  i = 0;
-  for (auto out : bwd.getBodyBlock().getOps<scan::OutputOp>())
-    s.addStepOutput(out.getName(), out.getDims(), isBf16(out.getStorage()), lower.expr(outputs[i++]));
-  i = 0;
-  for (auto acc : bwd.getBodyBlock().getOps<scan::AccumOp>())
-    s.addAccum(acc.getName(), acc.getDims(), lower.expr(accums[i++]));
-  for (auto up : bwd.getBodyBlock().getOps<scan::UpdateOp>()) s.addFinal(adjoint.at(up.getName().str()));
+  for (const scan::Port &state : fwdPorts.states())
+    s.newState(forward, state, fwd.getReverse(), s.bind(s.program().checkpoints, "ckpt", state, false));
+  for (const scan::Port &state : ports.states())
+    s.newState(adjoint, state, bwd.getReverse(), s.bind(s.program().initial, "start", state, false));
+  Lowering lower(s, g, leafExprs(s, ports, adjoint, &forward));
+  for (size_t i = 0; i < fwdPorts.states().size(); ++i)
+    s.defineScan(forward.at(fwdPorts.states()[i].name), lower.expr(fwdUpdates[i].first), lower.expr(fwdUpdates[i].second));
+  for (size_t i = 0; i < ports.states().size(); ++i)
+    s.defineScan(adjoint.at(ports.states()[i].name), lower.expr(bwdUpdates[i].first), lower.expr(bwdUpdates[i].second));
+  for (size_t i = 0; i < ports.outputs().size(); ++i) s.addStepOutput(ports.outputs()[i], lower.expr(outputs[i]));
+  for (size_t i = 0; i < ports.accums().size(); ++i) s.addAccum(ports.accums()[i], lower.expr(accums[i]));
+  for (const scan::Port &state : ports.states()) s.addFinal(adjoint.at(state.name));
   s.finish();
   return std::move(s.program());
 }

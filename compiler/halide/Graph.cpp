@@ -7,17 +7,18 @@ namespace scanforge::cpu {
 using mlir::Value;
 using scan::DimMask;
 
-int Graph::number(Value v, const scan::DimAnalysis &dims, const LeafKey &leaf) {
-  auto memoKey = std::make_pair(v.getAsOpaquePointer(), static_cast<const void *>(&dims));
+int Graph::number(Value v, const Body &body) {
+  auto memoKey = std::make_pair(v.getAsOpaquePointer(), static_cast<const void *>(&body));
   auto it = memo_.find(memoKey);
   if (it != memo_.end()) return it->second;
   mlir::Operation *op = v.getDefiningOp();
   Node node;
-  std::string key;
+  node.perStep = !body.invariants.contains(op);
+  int id;
   if (llvm::isa<scan::InputOp, scan::ParamOp, scan::PrevOp, scan::SavedOp, scan::UpdateOp>(op)) {
-    node.leaf = leaf(op);
-    key = node.leaf;
-    node.perStep = node.leaf.rfind("par:", 0) != 0;
+    node.leaf = body.leaf(op);
+    node.dims = body.dims.of(v);
+    id = add(leafIds_, node.leaf, node);
   } else {
     node.op = op;
     std::string text;
@@ -25,34 +26,35 @@ int Graph::number(Value v, const scan::DimAnalysis &dims, const LeafKey &leaf) {
     os << op->getName().getStringRef();
     for (mlir::NamedAttribute attr : op->getAttrs()) os << " " << attr.getName().getValue() << "=" << attr.getValue();
     for (Value operand : op->getOperands()) {
-      int id = number(operand, dims, leaf);
-      node.operands.push_back(id);
-      node.perStep |= nodes_[id].perStep;
-      os << " %" << id;
+      int operandId = number(operand, body);
+      node.operands.push_back(operandId);
+      os << " %" << operandId;
     }
-    key = os.str();
     // g(x) = x >= 0 ? x + 0.5 : sigmoid(x) reads the same sigmoid(x) as its derivative does.
-    if (llvm::isa<scan::GOp>(op)) node.operands.push_back(sigmoidOf(op, node.operands.front(), dims.of(v)));
+    if (llvm::isa<scan::GOp>(op)) node.operands.push_back(sigmoidOf(op, node.operands.front(), body.dims.of(v)));
+    node.dims = body.dims.of(v);
+    id = add(opIds_, os.str(), node);
   }
-  node.dims = dims.of(v);
-  auto [slot, fresh] = ids_.emplace(key, static_cast<int>(nodes_.size()));
+  memo_[memoKey] = id;
+  return id;
+}
+
+template <class Key>
+int Graph::add(std::map<Key, int> &ids, const Key &key, const Node &node) {
+  auto [slot, fresh] = ids.emplace(key, static_cast<int>(nodes_.size()));
   if (fresh) nodes_.push_back(node);
-  memo_[memoKey] = slot->second;
   return slot->second;
 }
 
+// The key is the one an explicit scan.sigmoid of the operand gets, so the two share a node.
 int Graph::sigmoidOf(mlir::Operation *g, int operand, DimMask dims) {
-  auto [slot, fresh] = ids_.emplace("scan.sigmoid %" + std::to_string(operand), static_cast<int>(nodes_.size()));
-  if (fresh) {
-    Node n;
-    n.op = g;
-    n.sigmoidOnly = true;
-    n.operands = {operand};
-    n.dims = dims;
-    n.perStep = nodes_[operand].perStep;
-    nodes_.push_back(n);
-  }
-  return slot->second;
+  Node n;
+  n.op = g;
+  n.sigmoidOnly = true;
+  n.operands = {operand};
+  n.dims = dims;
+  n.perStep = nodes_[operand].perStep;
+  return add(opIds_, "scan.sigmoid %" + std::to_string(operand), n);
 }
 
 void Graph::markRoot(int id, int root, DimMask loops, bool scanRoot) {

@@ -8,18 +8,37 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "compiler/mlir/Dialect/Scan/Analysis/Invariants.h"
 #include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
 
 namespace scanforge::cpu {
 
+// A port or state value read by a body. A backward program's copy of the forward body reads its
+// states as the recomputed forward states (ForwardBefore/ForwardState), which is also what the
+// backward's scan.saved reads, so both bodies share the nodes built on them.
+enum class LeafRole { Input, Param, Before, State, ForwardBefore, ForwardState };
+struct Leaf {
+  LeafRole role = LeafRole::Input;
+  std::string name;
+  bool operator<(const Leaf &o) const { return std::tie(role, name) < std::tie(o.role, o.name); }
+};
+
+// What numbering a body needs: its values' dimensions, its loop invariants, and its leaves.
+struct Body {
+  const scan::DimAnalysis &dims;
+  const scan::Invariants &invariants;
+  std::function<Leaf(mlir::Operation *)> leaf;
+};
+
 struct Node {
   mlir::Operation *op = nullptr;  // null for leaves
-  std::string leaf;               // "in:x", "par:p", "before:s", "state:s", "fwdbefore:s", "fwdstate:s"
+  Leaf leaf;                      // when op is null
   std::vector<int> operands;
   scan::DimMask dims = 0;
-  bool perStep = false;  // reads an input or a state
+  bool perStep = false;  // changes over time: not a loop invariant (scan::Invariants)
   std::set<int> roots;   // the definitions (state updates, outputs, accumulations) that read it
   scan::DimMask loops = 0;     // the dimensions of the loops it is evaluated in
   bool feedsScan = false;      // read by a state update
@@ -28,10 +47,8 @@ struct Node {
 
 class Graph {
  public:
-  using LeafKey = std::function<std::string(mlir::Operation *)>;
-
-  // Numbers a value of a body; `leaf` names its port and state leaves.
-  int number(mlir::Value v, const scan::DimAnalysis &dims, const LeafKey &leaf);
+  // Numbers a value of a body.
+  int number(mlir::Value v, const Body &body);
 
   // Records that definition `root`, which loops over `loops`, reads node `id`. The operand of a
   // contraction is evaluated in loops over the operand's own dimensions.
@@ -51,11 +68,15 @@ class Graph {
   bool materialized(int id) const { return stored_[id]; }
 
  private:
+  // The id of the node under `key`, adding `node` there when there is none.
+  template <class Key>
+  int add(std::map<Key, int> &ids, const Key &key, const Node &node);
   int sigmoidOf(mlir::Operation *g, int operand, scan::DimMask dims);
   bool reads(int id, int target) const;
 
   std::vector<Node> nodes_;
-  std::map<std::string, int> ids_;
+  std::map<Leaf, int> leafIds_;
+  std::map<std::string, int> opIds_;  // an op's name, attributes and operand ids
   std::map<std::pair<const void *, const void *>, int> memo_;
   std::vector<bool> costly_, stored_;
 };

@@ -13,9 +13,9 @@ namespace scanforge::cpu {
 
 class Lowering {
  public:
-  using Leaf = std::function<Halide::Expr(const std::string &)>;
+  using LeafExpr = std::function<Halide::Expr(const Leaf &)>;
 
-  Lowering(Schedule &s, const Graph &g, Leaf leaf) : s_(s), g_(g), leaf_(std::move(leaf)) {}
+  Lowering(Schedule &s, const Graph &g, LeafExpr leaf) : s_(s), g_(g), leaf_(std::move(leaf)) {}
 
   Halide::Expr expr(int id);
 
@@ -26,7 +26,7 @@ class Lowering {
 
   Schedule &s_;
   const Graph &g_;
-  Leaf leaf_;
+  LeafExpr leaf_;
   std::map<int, Halide::Expr> exprs_;
   int counter_ = 0;
 };

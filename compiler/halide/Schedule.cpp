@@ -18,12 +18,9 @@ DimMask maskOf(const std::vector<int> &dims) {
   return m;
 }
 
-}  // namespace
+std::vector<int> layoutOf(const scan::Port &port) { return std::vector<int>(port.layout.begin(), port.layout.end()); }
 
-std::vector<int> layoutOf(const scan::DimTable &table, mlir::ArrayAttr dims) {
-  auto order = scan::layoutOrder(table, dims);
-  return std::vector<int>(order.begin(), order.end());
-}
+}  // namespace
 
 std::string sanitize(llvm::StringRef name) {
   std::string out;
@@ -31,17 +28,15 @@ std::string sanitize(llvm::StringRef name) {
   return out;
 }
 
-bool isBf16(std::optional<mlir::Type> storage) { return storage && storage->isBF16(); }
-
-Schedule::Schedule(scan::RecurrenceOp forward, scan::RecurrenceOp rec) : table_(rec), t_("t") {
+Schedule::Schedule(const scan::Ports &forward, scan::RecurrenceOp rec) : table_(rec), t_("t") {
   for (size_t d = 0; d < table_.size(); ++d) {
     program_.dimNames.push_back(table_.name(static_cast<int>(d)).str());
     vars_.push_back(Var("v_" + table_.name(static_cast<int>(d)).str()));
   }
   // Vector dimension preference: the dimensions of the forward outputs first (they are the
   // channels the per-step inputs and outputs are laid out along), then the rest.
-  for (auto out : forward.getBodyBlock().getOps<scan::OutputOp>())
-    for (int d : layoutOf(table_, out.getDims()))
+  for (const scan::Port &out : forward.outputs())
+    for (int d : out.layout)
       if (std::find(vectorOrder_.begin(), vectorOrder_.end(), d) == vectorOrder_.end()) vectorOrder_.push_back(d);
   for (int d = 0; d < static_cast<int>(table_.size()); ++d)
     if (std::find(vectorOrder_.begin(), vectorOrder_.end(), d) == vectorOrder_.end()) vectorOrder_.push_back(d);
@@ -50,13 +45,13 @@ Schedule::Schedule(scan::RecurrenceOp forward, scan::RecurrenceOp rec) : table_(
 
 // ---- ports ----
 
-BoundInput &Schedule::bind(std::vector<BoundInput> &list, const std::string &role, llvm::StringRef name,
-                           mlir::ArrayAttr dims, bool bf16, bool perStep) {
+BoundInput &Schedule::bind(std::vector<BoundInput> &list, const std::string &role, const scan::Port &port,
+                           bool perStep) {
   for (BoundInput &b : list)
-    if (b.layout.name == name) return b;
-  PortLayout layout{name.str(), layoutOf(table_, dims), bf16, perStep};
+    if (b.layout.name == port.name) return b;
+  PortLayout layout{port.name, layoutOf(port), port.bf16, perStep};
   int rank = static_cast<int>(layout.dims.size()) + (perStep ? 1 : 0);
-  ImageParam param(bf16 ? Halide::BFloat(16) : Halide::Float(32), rank, role + "_" + sanitize(name));
+  ImageParam param(port.bf16 ? Halide::BFloat(16) : Halide::Float(32), rank, role + "_" + sanitize(port.name));
   if (rank > 0) param.dim(0).set_stride(1);  // dense innermost dimension: vector loads
   list.push_back({layout, param});
   BoundInput &bound = list.back();
@@ -64,14 +59,6 @@ BoundInput &Schedule::bind(std::vector<BoundInput> &list, const std::string &rol
     extents_.emplace(layout.dims[i], bound.param.dim(static_cast<int>(layout.dims.size() - 1 - i)).extent());
   if (perStep && !steps_.defined()) steps_ = bound.param.dim(rank - 1).extent();
   return bound;
-}
-
-BoundInput &Schedule::bindStep(scan::InputOp in) {
-  return bind(program_.inputs, "in", in.getName(), in.getDims(), isBf16(in.getStorage()), true);
-}
-
-BoundInput &Schedule::bindParam(scan::ParamOp p) {
-  return bind(program_.params, "par", p.getName(), p.getDims(), false, false);
 }
 
 Expr Schedule::load(const BoundInput &in) {
@@ -161,13 +148,13 @@ void Schedule::reorderLoops(Halide::Stage stage, const std::vector<int> &dims, s
 Expr Schedule::before(const StateScan &s, Expr t) const { return s.func(args(s.dims, previous(s, t))); }
 Expr Schedule::after(const StateScan &s, Expr t) const { return s.func(args(s.dims, t)); }
 
-StateScan &Schedule::newState(std::map<std::string, StateScan> &states, const std::string &key, llvm::StringRef name,
-                              mlir::ArrayAttr dims, bool reverse, BoundInput &start) {
-  StateScan &s = states[key];
-  s.name = name.str();
-  s.dims = layoutOf(table_, dims);
+StateScan &Schedule::newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
+                              BoundInput &start) {
+  StateScan &s = states[state.name];
+  s.name = state.name;
+  s.dims = layoutOf(state);
   s.reverse = reverse;
-  s.func = Func("scan_" + sanitize(key));
+  s.func = Func("scan_" + sanitize(state.name));
   s.start = start.param;
   return s;
 }
@@ -198,12 +185,12 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
 
 // ---- results ----
 
-void Schedule::addStepOutput(llvm::StringRef name, mlir::ArrayAttr dims, bool bf16, Expr value) {
-  PortLayout layout{name.str(), layoutOf(table_, dims), bf16, true};
-  Func f("out_" + sanitize(name));
+void Schedule::addStepOutput(const scan::Port &out, Expr value) {
+  PortLayout layout{out.name, layoutOf(out), out.bf16, true};
+  Func f("out_" + sanitize(out.name));
   std::vector<Var> lhs = pureVars(layout.dims);
   lhs.push_back(t_);
-  f(lhs) = bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
+  f(lhs) = out.bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
   if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
   program_.outputs.push_back({layout, f});
 }
@@ -216,9 +203,9 @@ void Schedule::addFinal(const StateScan &s) {
   program_.finals.push_back({PortLayout{s.name, s.dims, false, false}, f});
 }
 
-void Schedule::addAccum(llvm::StringRef name, mlir::ArrayAttr dims, Expr value) {
-  PortLayout layout{name.str(), layoutOf(table_, dims), false, false};
-  std::string base = sanitize(name);
+void Schedule::addAccum(const scan::Port &gradient, Expr value) {
+  PortLayout layout{gradient.name, layoutOf(gradient), false, false};
+  std::string base = sanitize(gradient.name);
   std::vector<Var> pure = pureVars(layout.dims);
   std::vector<Var> withT = pure;
   withT.push_back(t_);

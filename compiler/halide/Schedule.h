@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/halide/ChunkProgram.h"
-#include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/Ports.h"
 
 namespace scanforge::cpu {
 
@@ -26,23 +26,22 @@ struct StateScan {
 
 // An injective mapping of port names ("x.grad") to identifiers: '_' -> "__", '.' -> "_d".
 std::string sanitize(llvm::StringRef name);
-std::vector<int> layoutOf(const scan::DimTable &table, mlir::ArrayAttr dims);
-bool isBf16(std::optional<mlir::Type> storage);
 
 class Schedule {
  public:
-  // `forward` decides the vector dimension preference, `rec` (the program's recurrence) the dimensions.
-  Schedule(scan::RecurrenceOp forward, scan::RecurrenceOp rec);
+  // The forward's ports decide the vector dimension preference, `rec` (the program's recurrence)
+  // the dimensions.
+  Schedule(const scan::Ports &forward, scan::RecurrenceOp rec);
 
   ChunkProgram &program() { return program_; }
   const scan::DimTable &table() const { return table_; }
   const Halide::Var &time() const { return t_; }
 
   // ---- ports ----
-  BoundInput &bind(std::vector<BoundInput> &list, const std::string &role, llvm::StringRef name, mlir::ArrayAttr dims,
-                   bool bf16, bool perStep);
-  BoundInput &bindStep(scan::InputOp in);
-  BoundInput &bindParam(scan::ParamOp p);
+  // The ImageParam of a port in `list` (role: its name's prefix), created on first use.
+  BoundInput &bind(std::vector<BoundInput> &list, const std::string &role, const scan::Port &port, bool perStep);
+  BoundInput &bindStep(const scan::Port &in) { return bind(program_.inputs, "in", in, true); }
+  BoundInput &bindParam(const scan::Port &p) { return bind(program_.params, "par", p, false); }
   Halide::Expr load(const BoundInput &in);
 
   // ---- dimensions and variables ----
@@ -67,18 +66,18 @@ class Schedule {
   // ---- states ----
   Halide::Expr before(const StateScan &s, Halide::Expr t) const;
   Halide::Expr after(const StateScan &s, Halide::Expr t) const;
-  StateScan &newState(std::map<std::string, StateScan> &states, const std::string &key, llvm::StringRef name,
-                      mlir::ArrayAttr dims, bool reverse, BoundInput &start);
+  StateScan &newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
+                      BoundInput &start);
   // s(t) = a(t) * s(t-1) + b(t), scanned serially in the state's direction; the gate math of a and
   // b is inlined into the update.
   void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b);
 
   // ---- results ----
-  void addStepOutput(llvm::StringRef name, mlir::ArrayAttr dims, bool bf16, Halide::Expr value);
+  void addStepOutput(const scan::Port &out, Halide::Expr value);
   void addFinal(const StateScan &s);
   // The chunk's sum over t of value, accumulated in vector-friendly storage and then written out
   // in the parameter's layout.
-  void addAccum(llvm::StringRef name, mlir::ArrayAttr dims, Halide::Expr value);
+  void addAccum(const scan::Port &gradient, Halide::Expr value);
   void finish();
 
  private:
