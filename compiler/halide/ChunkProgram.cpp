@@ -8,6 +8,7 @@
 #include "compiler/halide/Graph.h"
 #include "compiler/halide/Lowering.h"
 #include "compiler/halide/Schedule.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace scanforge::cpu {
@@ -61,6 +62,13 @@ Lowering::LeafExpr leafExprs(Schedule &s, const scan::Ports &ports, std::map<std
   };
 }
 
+// The dimensions a forward and its backward can be split along, and which values are partial sums.
+scan::ParallelDims parallelDims(scan::RecurrenceOp fwd) {
+  scan::ParallelDims parallel(fwd);
+  if (!parallel.valid()) throw std::logic_error("recurrence '" + fwd.getSymName().str() + "' does not verify");
+  return parallel;
+}
+
 scan::UpdateOp updateOf(const scan::Port &state) { return llvm::cast<scan::UpdateOp>(state.op); }
 mlir::Value valueOf(const scan::Port &result) { return result.op->getOperand(0); }  // of an output or accum
 
@@ -109,8 +117,13 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd) {
   Lowering lower(s, g, leafExprs(s, ports, states, nullptr));
   for (size_t i = 0; i < ports.states().size(); ++i)
     s.defineScan(states.at(ports.states()[i].name), lower.expr(updates[i].first), lower.expr(updates[i].second));
-  for (size_t i = 0; i < ports.outputs().size(); ++i) s.addStepOutput(ports.outputs()[i], lower.expr(outputs[i]));
+  scan::ParallelDims parallel = parallelDims(fwd);
+  for (size_t i = 0; i < ports.outputs().size(); ++i) {
+    const scan::Port &out = ports.outputs()[i];
+    s.addStepOutput(out, lower.expr(outputs[i]), parallel.partialOver(valueOf(out)));
+  }
   for (const scan::Port &state : ports.states()) s.addFinal(states.at(state.name));
+  s.program().channelDims = parallel.channelDims();
   s.finish();
   return std::move(s.program());
 }
@@ -149,9 +162,14 @@ ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd
     s.defineScan(forward.at(fwdPorts.states()[i].name), lower.expr(fwdUpdates[i].first), lower.expr(fwdUpdates[i].second));
   for (size_t i = 0; i < ports.states().size(); ++i)
     s.defineScan(adjoint.at(ports.states()[i].name), lower.expr(bwdUpdates[i].first), lower.expr(bwdUpdates[i].second));
-  for (size_t i = 0; i < ports.outputs().size(); ++i) s.addStepOutput(ports.outputs()[i], lower.expr(outputs[i]));
+  scan::ParallelDims parallel = parallelDims(fwd);
+  for (size_t i = 0; i < ports.outputs().size(); ++i) {
+    const scan::Port &out = ports.outputs()[i];
+    s.addStepOutput(out, lower.expr(outputs[i]), parallel.partialOver(valueOf(out)));
+  }
   for (size_t i = 0; i < ports.accums().size(); ++i) s.addAccum(ports.accums()[i], lower.expr(accums[i]));
   for (const scan::Port &state : ports.states()) s.addFinal(adjoint.at(state.name));
+  s.program().channelDims = parallel.channelDims();
   s.finish();
   return std::move(s.program());
 }

@@ -12,11 +12,10 @@
 
 #include <Halide.h>
 
-#include <set>
 #include <string>
 #include <vector>
 
-#include "compiler/mlir/Dialect/Scan/IR/ScanOps.h"
+#include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
 
 namespace scanforge::cpu {
 
@@ -36,6 +35,9 @@ struct BoundInput {
 struct ProducedOutput {
   PortLayout layout;
   Halide::Func func;
+  // The channel dimensions this output is a per-worker term of a sum over (scan::ParallelDims):
+  // a block of those channels produces its partial, and the blocks' partials add up to the output.
+  scan::DimMask partialOver = 0;
 };
 
 struct ChunkProgram {
@@ -47,7 +49,7 @@ struct ChunkProgram {
   std::vector<ProducedOutput> outputs;  // per-step outputs (input gradients for a backward)
   std::vector<ProducedOutput> finals;   // final value of each state of the program
   std::vector<ProducedOutput> accums;   // backward only: parameter gradients summed over the chunk
-  std::set<int> summedDims;             // dimensions some contraction of the program sums over
+  scan::DimMask channelDims = 0;        // dimensions the work can be split along (scan::ParallelDims)
   Halide::Pipeline pipeline;
   Halide::Target target;
 

@@ -25,19 +25,11 @@ struct Block {
   int64_t start = 0, extent = 0;
 };
 
-// How a run's channels are cut: `blocks` blocks of `width` channels of dimension dim (the last one
-// may be narrower); dim < 0: one block of everything. Work unit u is batch element u / blocks and
-// block u % blocks.
-struct ChannelSplit {
-  int dim = -1;
-  int64_t width = 0, blocks = 1;
-
-  Block block(int64_t unit, const std::vector<int64_t> &sizes) const {
-    if (dim < 0) return {};
-    int64_t start = (unit % blocks) * width;
-    return {dim, start, std::min(width, sizes[dim] - start)};
-  }
-};
+Block blockOf(const ChannelSplit &split, int64_t unit, const std::vector<int64_t> &sizes) {
+  if (split.dim < 0) return {};
+  int64_t start = (unit % split.blocks) * split.width;
+  return {split.dim, start, std::min(split.width, sizes[split.dim] - start)};
+}
 
 // A Halide buffer over a block of part of a dense host tensor: dims innermost first, then (for
 // per-step ports) time. Strides are those of the whole tensor; extents those of the block.
@@ -80,18 +72,30 @@ const HostView *find(const HostViews &views, const std::string &name) {
   return it == views.end() ? nullptr : &it->second;
 }
 
-// The dimension a program's channels can be split along: one that every per-step output and every
-// state has and that no contraction sums over, so blocks never need each other's values. Parameter
+bool hasDim(const ProducedOutput &o, int d) { return std::count(o.layout.dims.begin(), o.layout.dims.end(), d) > 0; }
+
+// Whether blocks of dimension d write per-block partials of output o (f32 ones only: bf16
+// partials would each be rounded before they are added).
+bool partialOutput(const ProducedOutput &o, int d) {
+  return !hasDim(o, d) && (o.partialOver >> d & 1) && !o.layout.bf16;
+}
+
+// The dimension a program's channels can be split along: a channel dimension (scan::ParallelDims:
+// one no forward contraction sums over) that every state has and every per-step output either has
+// or is a per-block partial sum over (the selective SSM's B.grad[n] sums over d). Parameter
 // gradients are per-block partials that add up like the per-chunk ones. -1: none.
 int blockableDim(const ChunkProgram &program) {
   for (int d = 0; d < static_cast<int>(program.dimNames.size()); ++d) {
-    auto has = [d](const ProducedOutput &o) { return std::count(o.layout.dims.begin(), o.layout.dims.end(), d) > 0; };
-    if (!program.summedDims.count(d) && std::all_of(program.outputs.begin(), program.outputs.end(), has) &&
+    auto has = [d](const ProducedOutput &o) { return hasDim(o, d); };
+    auto splits = [d](const ProducedOutput &o) { return hasDim(o, d) || partialOutput(o, d); };
+    if ((program.channelDims >> d & 1) && std::all_of(program.outputs.begin(), program.outputs.end(), splits) &&
         std::all_of(program.finals.begin(), program.finals.end(), has))
       return d;
   }
   return -1;
 }
+
+}  // namespace
 
 // The split of a run. Rule: the fewest blocks that split batch × blocks evenly over the workers
 // (workers / gcd(B, workers): one block when B is a multiple of the workers), each at least 32
@@ -115,9 +119,12 @@ ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, i
   return split;
 }
 
+namespace {
+
 // One worker: the work units (batch element, channel block) u = first, first + stride, ...
+// blockPartials[i], when not empty, receives output i's per-block partials, [blocks, B, T, ...].
 void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit &split, int64_t first, int64_t stride,
-               std::map<std::string, std::vector<double>> &accumTotals) {
+               std::map<std::string, std::vector<double>> &accumTotals, std::vector<std::vector<float>> &blockPartials) {
   const std::vector<int64_t> &sizes = run.dimSizes;
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
   // Carried states (in and out of a chunk) and per-chunk parameter-gradient partials, whole-sized;
@@ -130,7 +137,7 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
 
   for (int64_t u = first; u < run.batch * split.blocks; u += stride) {
     int64_t b = u / split.blocks;
-    Block block = split.block(u, sizes);
+    Block block = blockOf(split, u, sizes);
     for (size_t i = 0; i < program.initial.size(); ++i) {
       const HostView *start = find(run.start, program.initial[i].layout.name);
       int64_t n = static_cast<int64_t>(carryIn[i].size());
@@ -168,10 +175,13 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
         }
 
       std::vector<Halide::Buffer<>> results;
-      for (const ProducedOutput &out : program.outputs) {
+      for (size_t i = 0; i < program.outputs.size(); ++i) {
+        const ProducedOutput &out = program.outputs[i];
         int64_t inner = product(out.layout.dims, sizes);
-        results.push_back(window(out.layout, run.stepOutputs.at(out.layout.name).data, (b * run.steps + t0) * inner,
-                                 steps, sizes, block));
+        bool partial = !blockPartials[i].empty();
+        void *base = partial ? blockPartials[i].data() : run.stepOutputs.at(out.layout.name).data;
+        int64_t row = partial ? (u % split.blocks) * run.batch + b : b;
+        results.push_back(window(out.layout, base, (row * run.steps + t0) * inner, steps, sizes, block));
       }
       for (size_t i = 0; i < program.finals.size(); ++i)
         results.push_back(window(program.finals[i].layout, carryOut[i].data(), 0, 0, sizes, block));
@@ -229,6 +239,13 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
     for (const BoundInput &s : layout.initial)
       (*run.checkpointsOut)[s.layout.name].assign(run.batch * chunks * product(s.layout.dims, run.dimSizes), 0.0f);
 
+  // Outputs that each block writes a partial of (only when there are several blocks) get a copy
+  // per block; the copies are added in block order, so the result does not depend on the threads.
+  std::vector<std::vector<float>> blockPartials(layout.outputs.size());
+  for (size_t i = 0; i < layout.outputs.size(); ++i)
+    if (split.blocks > 1 && partialOutput(layout.outputs[i], split.dim))
+      blockPartials[i].assign(split.blocks * run.batch * run.steps * product(layout.outputs[i].layout.dims, run.dimSizes), 0.0f);
+
   std::vector<std::map<std::string, std::vector<double>>> totals(workers);
   for (auto &t : totals)
     for (const ProducedOutput &acc : layout.accums) t[acc.layout.name].assign(product(acc.layout.dims, run.dimSizes), 0.0);
@@ -237,7 +254,7 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (int w = 0; w < workers; ++w)
     threads.emplace_back([&, w] {
       try {
-        runWorker(*programs[w], run, split, w, workers, totals[w]);
+        runWorker(*programs[w], run, split, w, workers, totals[w], blockPartials);
       } catch (...) {
         errors[w] = std::current_exception();
       }
@@ -246,6 +263,16 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (auto &e : errors)
     if (e) std::rethrow_exception(e);
 
+  for (size_t i = 0; i < layout.outputs.size(); ++i) {
+    if (blockPartials[i].empty()) continue;
+    float *dst = static_cast<float *>(run.stepOutputs.at(layout.outputs[i].layout.name).data);
+    int64_t n = static_cast<int64_t>(blockPartials[i].size()) / split.blocks;
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < split.blocks; ++k) sum += blockPartials[i][k * n + j];
+      dst[j] = static_cast<float>(sum);
+    }
+  }
   for (const ProducedOutput &acc : layout.accums) {
     const HostView *out = find(run.accums, acc.layout.name);
     if (!out) continue;

@@ -58,6 +58,17 @@ struct ChunkedRun {
   std::map<std::string, std::vector<float>> *checkpointsOut = nullptr;
 };
 
+// How a run's channels are cut: `blocks` blocks of `width` channels of dimension dim (the last one
+// may be narrower); dim < 0: one block of everything. Work unit u is batch element u / blocks and
+// block u % blocks.
+struct ChannelSplit {
+  int dim = -1;
+  int64_t width = 0, blocks = 1;
+};
+
+// The split of a run of `program` on `workers` threads (docs/cpu.md, "Channel blocks").
+ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, int workers);
+
 void runChunked(ProgramPool &pool, const ChunkedRun &run);
 
 }  // namespace scanforge::cpu

@@ -110,7 +110,6 @@ Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   int id = static_cast<int>(&n - &g_.node(0));
   std::vector<int> group = g_.fusedWith(id);
   int dim = s_.table().index(dimName);
-  s_.program().summedDims.insert(dim);
   std::vector<int> dims = s_.dimsOf(n.dims);
   std::vector<Var> lhs = s_.pureVars(dims);
   if (n.perStep) lhs.push_back(s_.time());

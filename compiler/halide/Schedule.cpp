@@ -185,14 +185,14 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
 
 // ---- results ----
 
-void Schedule::addStepOutput(const scan::Port &out, Expr value) {
+void Schedule::addStepOutput(const scan::Port &out, Expr value, DimMask partialOver) {
   PortLayout layout{out.name, layoutOf(out), out.bf16, true};
   Func f("out_" + sanitize(out.name));
   std::vector<Var> lhs = pureVars(layout.dims);
   lhs.push_back(t_);
   f(lhs) = out.bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
   if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
-  program_.outputs.push_back({layout, f});
+  program_.outputs.push_back({layout, f, partialOver});
 }
 
 void Schedule::addFinal(const StateScan &s) {

@@ -73,7 +73,7 @@ class Schedule {
   void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b);
 
   // ---- results ----
-  void addStepOutput(const scan::Port &out, Halide::Expr value);
+  void addStepOutput(const scan::Port &out, Halide::Expr value, scan::DimMask partialOver);
   void addFinal(const StateScan &s);
   // The chunk's sum over t of value, accumulated in vector-friendly storage and then written out
   // in the parameter's layout.
