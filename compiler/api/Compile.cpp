@@ -312,11 +312,15 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
       programs->module = impl_;
       programs->forward = forward;
       programs->backward = backward;
+      // The facts come from the module's analysis manager, here on the calling thread; the
+      // program copies (built on first use, on any thread) only read them.
+      cpu::ProgramFacts facts = cpu::programFacts(impl_->analyses(), forward, backward);
       programs->forwardPool = std::make_unique<cpu::ProgramPool>(
-          [forward] { return cpu::buildForwardProgram(forward); }, threads, sig.name + " forward", options.verbose);
-      programs->backwardPool = std::make_unique<cpu::ProgramPool>(
-          [forward, backward] { return cpu::buildBackwardProgram(forward, backward); }, threads, sig.name + " backward",
+          [forward, facts] { return cpu::buildForwardProgram(forward, facts); }, threads, sig.name + " forward",
           options.verbose);
+      programs->backwardPool = std::make_unique<cpu::ProgramPool>(
+          [forward, backward, facts] { return cpu::buildBackwardProgram(forward, backward, facts); }, threads,
+          sig.name + " backward", options.verbose);
       cached = programs;
     }
     impl->programs = cached;

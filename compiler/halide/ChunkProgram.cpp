@@ -62,13 +62,6 @@ Lowering::LeafExpr leafExprs(Schedule &s, const scan::Ports &ports, std::map<std
   };
 }
 
-// The dimensions a forward and its backward can be split along, and which values are partial sums.
-scan::ParallelDims parallelDims(scan::RecurrenceOp fwd) {
-  scan::ParallelDims parallel(fwd);
-  if (!parallel.valid()) throw std::logic_error("recurrence '" + fwd.getSymName().str() + "' does not verify");
-  return parallel;
-}
-
 scan::UpdateOp updateOf(const scan::Port &state) { return llvm::cast<scan::UpdateOp>(state.op); }
 mlir::Value valueOf(const scan::Port &result) { return result.op->getOperand(0); }  // of an output or accum
 
@@ -96,13 +89,25 @@ std::vector<int> numberResults(Graph &g, const std::vector<scan::Port> &results,
 
 }  // namespace
 
-ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd) {
+ProgramFacts programFacts(mlir::AnalysisManager analyses, scan::RecurrenceOp fwd, scan::RecurrenceOp bwd) {
+  ProgramFacts facts;
+  facts.forwardPorts = &analyses.getChildAnalysis<scan::Ports>(fwd);
+  facts.forwardInvariants = &analyses.getChildAnalysis<scan::Invariants>(fwd);
+  facts.parallel = &analyses.getChildAnalysis<scan::ParallelDims>(fwd);
+  if (!facts.parallel->valid()) throw std::logic_error("recurrence '" + fwd.getSymName().str() + "' does not verify");
+  if (bwd) {
+    facts.backwardPorts = &analyses.getChildAnalysis<scan::Ports>(bwd);
+    facts.backwardInvariants = &analyses.getChildAnalysis<scan::Invariants>(bwd);
+  }
+  return facts;
+}
+
+ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd, const ProgramFacts &facts) {
   requireAffine(fwd);
-  scan::Ports ports(fwd);
+  const scan::Ports &ports = *facts.forwardPorts;
   Schedule s(ports, fwd);
   scan::DimAnalysis dims = analyze(fwd);
-  scan::Invariants invariants(fwd);
-  Body body{dims, invariants, leavesOf(LeafRole::Before, LeafRole::State)};
+  Body body{dims, *facts.forwardInvariants, leavesOf(LeafRole::Before, LeafRole::State)};
   Graph g;
   int root = 0;
   std::vector<std::pair<int, int>> updates = numberUpdates(g, ports, body, root);
@@ -117,7 +122,7 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd) {
   Lowering lower(s, g, leafExprs(s, ports, states, nullptr));
   for (size_t i = 0; i < ports.states().size(); ++i)
     s.defineScan(states.at(ports.states()[i].name), lower.expr(updates[i].first), lower.expr(updates[i].second));
-  scan::ParallelDims parallel = parallelDims(fwd);
+  const scan::ParallelDims &parallel = *facts.parallel;
   for (size_t i = 0; i < ports.outputs().size(); ++i) {
     const scan::Port &out = ports.outputs()[i];
     s.addStepOutput(out, lower.expr(outputs[i]), parallel.partialOver(valueOf(out)));
@@ -128,16 +133,16 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd) {
   return std::move(s.program());
 }
 
-ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd) {
+ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd, const ProgramFacts &facts) {
   requireAffine(fwd);
   requireAffine(bwd);
   // Ports of either recurrence index one dimension table: autodiff gives the backward the forward's dims.
   if (fwd.getDims() != bwd.getDims())
     throw std::logic_error("recurrence '" + bwd.getSymName().str() + "' has other dimensions than its forward");
-  scan::Ports fwdPorts(fwd), ports(bwd);
+  const scan::Ports &fwdPorts = *facts.forwardPorts, &ports = *facts.backwardPorts;
   Schedule s(fwdPorts, bwd);
   scan::DimAnalysis fwdDims = analyze(fwd), bwdDims = analyze(bwd);
-  scan::Invariants fwdInvariants(fwd), bwdInvariants(bwd);
+  const scan::Invariants &fwdInvariants = *facts.forwardInvariants, &bwdInvariants = *facts.backwardInvariants;
   // The forward body is numbered with its states as the recomputed forward states, so the
   // backward's copy of the gate math (which reads scan.saved) shares its nodes.
   Body fwdBody{fwdDims, fwdInvariants, leavesOf(LeafRole::ForwardBefore, LeafRole::ForwardState)};
@@ -162,7 +167,7 @@ ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd
     s.defineScan(forward.at(fwdPorts.states()[i].name), lower.expr(fwdUpdates[i].first), lower.expr(fwdUpdates[i].second));
   for (size_t i = 0; i < ports.states().size(); ++i)
     s.defineScan(adjoint.at(ports.states()[i].name), lower.expr(bwdUpdates[i].first), lower.expr(bwdUpdates[i].second));
-  scan::ParallelDims parallel = parallelDims(fwd);
+  const scan::ParallelDims &parallel = *facts.parallel;
   for (size_t i = 0; i < ports.outputs().size(); ++i) {
     const scan::Port &out = ports.outputs()[i];
     s.addStepOutput(out, lower.expr(outputs[i]), parallel.partialOver(valueOf(out)));

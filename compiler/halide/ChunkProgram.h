@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/Invariants.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/Ports.h"
+#include "mlir/Pass/AnalysisManager.h"
 
 namespace scanforge::cpu {
 
@@ -57,7 +60,19 @@ struct ChunkProgram {
   std::string loweredStatement();
 };
 
-ChunkProgram buildForwardProgram(scan::RecurrenceOp forward);
-ChunkProgram buildBackwardProgram(scan::RecurrenceOp forward, scan::RecurrenceOp backward);
+// The dialect's facts a program is built from, computed once per module by its AnalysisManager
+// (CompiledModule) and shared by every copy of the program; the builders only read them, so
+// copies may be built on several threads.
+struct ProgramFacts {
+  const scan::Ports *forwardPorts = nullptr, *backwardPorts = nullptr;
+  const scan::Invariants *forwardInvariants = nullptr, *backwardInvariants = nullptr;
+  const scan::ParallelDims *parallel = nullptr;
+};
+// The facts of `forward` and its backward (may be null) from `analyses`, a manager of their module.
+// Throws std::logic_error on IR whose dimensions do not verify.
+ProgramFacts programFacts(mlir::AnalysisManager analyses, scan::RecurrenceOp forward, scan::RecurrenceOp backward);
+
+ChunkProgram buildForwardProgram(scan::RecurrenceOp forward, const ProgramFacts &facts);
+ChunkProgram buildBackwardProgram(scan::RecurrenceOp forward, scan::RecurrenceOp backward, const ProgramFacts &facts);
 
 }  // namespace scanforge::cpu

@@ -114,7 +114,9 @@ TEST(CpuBackendChannelSplit, SelectiveSsmBackwardSplitsAlongDWithPartialSums) {
   options.chunk = 5;
   options.channelBlock = 8;
 
-  cpu::ChunkProgram program = cpu::buildBackwardProgram(ref->forward, ref->backward);
+  mlir::ModuleAnalysisManager analyses(*ref->module, /*passInstrumentor=*/nullptr);
+  cpu::ChunkProgram program = cpu::buildBackwardProgram(ref->forward, ref->backward,
+                                                        cpu::programFacts(analyses, ref->forward, ref->backward));
   cpu::ChunkedRun run;
   run.batch = sizes.B;
   run.channelBlock = options.channelBlock;
@@ -142,7 +144,7 @@ TEST(CpuBackendChannelSplit, SelectiveSsmBackwardSplitsAlongDWithPartialSums) {
     rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
   }
 
-  Gradients want = backwardGradients(ref->forward, ref->backward, p);
+  reference::Gradients want = backwardGradients(ref->forward, ref->backward, p);
   auto check = [&](const std::string &key, const Tensor &expected) {
     EXPECT_LE(relativeError(buf.tensor("1." + key), expected), kBound) << key;
     EXPECT_TRUE(sameBits(buf.data.at("1." + key), buf.data.at("2." + key))) << key << " differs between runs";
