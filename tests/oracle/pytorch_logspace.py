@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """External oracle: scanforge's minGRU and minLSTM (forward and generated backward, on the float64
 reference interpreter) against PyTorch autograd running the paper's log-space code
-(papers/000, Appendix B.3, Listings 5, 6, 8 and 10), in float64.
+(paper 000 of docs/architecture.md, Appendix B.3, Listings 5, 6, 8 and 10), in float64.
 
 usage: pytorch_logspace.py REFERENCE_RUN MODELS_DIR
 """

@@ -1,6 +1,7 @@
 // scan-bench: times compiled recurrences on the CPU and reports, measured side by side in one run,
 // the achieved bandwidth on ideal bytes against a STREAM-style copy, and the time against PyTorch
-// CPU running the paper's log-space minGRU (papers/000, B.3) on the same shapes.
+// CPU running the paper's log-space minGRU (paper 000, B.3; docs/architecture.md, "Papers") on the
+// same shapes.
 //
 // Ideal bytes: forward = inputs read once + outputs written once; backward = inputs and output
 // gradients read once + input gradients written once (parameters and states are negligible).

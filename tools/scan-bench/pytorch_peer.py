@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Peer for scan-bench: the paper's log-space minGRU (papers/000, B.3) in PyTorch on the CPU.
+"""Peer for scan-bench: the paper's log-space minGRU (paper 000, B.3; docs/architecture.md, "Papers")
+in PyTorch on the CPU.
 usage: pytorch_peer.py B T D REPEATS THREADS  ->  prints one JSON line with the best milliseconds of REPEATS."""
 import json
 import sys

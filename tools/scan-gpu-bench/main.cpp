@@ -1,9 +1,9 @@
 // scan-gpu-bench: times a kernel package's recurrences on the GPU, forward and forward+backward, and
 // reports, measured in the same run, the fraction of the device's copy bandwidth reached on ideal
-// bytes (inputs read once, outputs written once; DESIGN.md §4) and, with --peers, the time of the
-// peer implementations (tools/scan-gpu-bench/peers.py) on the same shapes. Needs no MLIR: it builds
-// in the runtime-only preset, next to scan-package-run. Exit codes: 0 done, 1 an error, 77 no CUDA
-// driver or GPU ("[SKIP] ...").
+// bytes (inputs read once, outputs written once; docs/architecture.md, "Performance targets") and,
+// with --peers, the time of the peer implementations (tools/scan-gpu-bench/peers.py) on the same
+// shapes. Needs no MLIR: it builds in the runtime-only preset, next to scan-package-run. Exit codes:
+// 0 done, 1 an error, 77 no CUDA driver or GPU ("[SKIP] ...").
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -116,8 +116,9 @@ struct Case {
   Shape shape;
 };
 
-// The shapes of the CUDA issue: minGRU/minLSTM at B=64 T=4096 and B=8 T=16384 (D=1024), the
-// selective SSM at B=8 T=4096 and B=64 T=512 (D=1024, N=16). Other recurrences: the first two.
+// The benchmark shapes (docs/architecture.md, "Performance targets"): minGRU/minLSTM at B=64 T=4096
+// and B=8 T=16384 (D=1024), the selective SSM at B=8 T=4096 and B=64 T=512 (D=1024, N=16). Other
+// recurrences: the first two.
 std::vector<Case> defaultCases(const KernelPackage &package, const std::vector<std::string> &names, int64_t D, int64_t N) {
   std::vector<Case> cases;
   for (const std::string &name : names) {

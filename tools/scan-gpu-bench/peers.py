@@ -8,7 +8,8 @@ object {"<recurrence> <shape> <pass>": {"<peer>": median ms, or "unavailable: <r
 Every peer computes the same function from the same pre-activations as the .scan file (gate math
 included, in PyTorch around the peer's scan kernel), forward and forward+backward (the log-space
 peers start from h0 = 1, log h0 = 0, as the paper's code does; the cost is the same):
-  mingru, minlstm: the paper's log-space PyTorch (papers/000, B.3), eager and torch.compile;
+  mingru, minlstm: the paper's log-space PyTorch (paper 000, B.3; docs/architecture.md, "Papers"),
+                   eager and torch.compile;
                    flash-linear-attention's HGRN kernels (fused_recurrent, chunk) on
                    h = exp(log_a) * h + b; accelerated-scan's warp scan on h = a * h + b.
   selective_ssm:   Mamba's selective_scan_fn (delta_softplus=True, D skip term).

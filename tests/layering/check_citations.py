@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""The repository is self-contained: no file cites a document outside it (docs/architecture.md).
+
+Usage: check_citations.py ROOT      prints `file:line: cites ...` per citation, exits 1 if any
+       check_citations.py --self-test
+
+Forbidden: DESIGN.md (the original design, not in the repository -- allowed if one is added at the
+root; docs/architecture.md holds what the code needs from it), ../shared/reference and ../shared/papers documents, and papers/NNN paths
+(cite "paper NNN", listed in docs/architecture.md, "Papers"). Data files such as
+../shared/data/tinyshakespeare.txt are inputs, not citations, and stay allowed.
+"""
+import os
+import re
+import sys
+import tempfile
+
+FORBIDDEN = re.compile(r"DESIGN\.md|shared/reference|shared/papers|(?<![\w.])papers/\d{3}")
+SELF = os.path.realpath(__file__)
+
+
+def files(root):
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        dirnames[:] = sorted(d for d in dirnames
+                             if not d.startswith(".") and not (rel_dir == "." and d.startswith("build")))
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if os.path.realpath(path) != SELF:
+                yield path
+
+
+def check(root):
+    found, scanned = [], 0
+    # A DESIGN.md of the repository's own may be cited.
+    forbidden = FORBIDDEN if not os.path.isfile(os.path.join(root, "DESIGN.md")) else \
+        re.compile(FORBIDDEN.pattern.replace(r"DESIGN\.md|", ""))
+    for path in files(root):
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.readlines()
+        except (UnicodeDecodeError, OSError):
+            continue  # binary
+        scanned += 1
+        for number, line in enumerate(lines, 1):
+            m = forbidden.search(line)
+            if m:
+                found.append(f"{os.path.relpath(path, root)}:{number}: cites {m.group(0)}, which is not in the "
+                             "repository (see docs/architecture.md)")
+    return found, scanned
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(f"{root}/runtime")
+        with open(f"{root}/runtime/CMakeLists.txt", "w") as f:
+            f.write("# never depends on compiler/ (DESIGN.md §1)\n")
+        with open(f"{root}/README.md", "w") as f:
+            f.write("data: ../shared/data/tinyshakespeare.txt\nsee ../shared/papers/README.md\n"
+                    "the log-space scan (papers/000, B.3); paper 000 is fine\n")
+        found, _ = check(root)
+        expected = ["README.md:2: cites shared/papers", "README.md:3: cites papers/000",
+                    "runtime/CMakeLists.txt:1: cites DESIGN.md"]
+        got = sorted(line.split(", which", 1)[0] for line in found)
+        print("\n".join(found))
+        if got != expected:
+            print(f"check_citations self-test: FAIL: expected {expected}, got {got}")
+            return 1
+    print("check_citations self-test: ok")
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    root = os.path.abspath(sys.argv[1])
+    found, scanned = check(root)
+    if scanned == 0:
+        print(f"check_citations: no text file under {root}", file=sys.stderr)
+        return 2
+    for line in found:
+        print(line)
+    if found:
+        return 1
+    print(f"check_citations: {scanned} files under {root}, no citation outside the repository")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
