@@ -64,10 +64,11 @@ if(SCANFORGE_SANITIZERS)
 endif()
 
 install(TARGETS scanforge EXPORT scanforgeTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# Every header of compiler/api/ is public (pure C++, no MLIR or Halide include).
+# The headers of compiler/api/ are public (pure C++, no MLIR or Halide include), except
+# CompiledModuleImpl.h, the in-repository view of a CompiledModule's IR for tools and tests.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/compiler/api/
   DESTINATION ${scanforge_include_subdir}/compiler/api
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "CompiledModuleImpl.h" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/
   DESTINATION ${CMAKE_INSTALL_DATADIR}/scanforge/models
   FILES_MATCHING PATTERN "*.scan")
