@@ -42,12 +42,19 @@ std::string linearHint(const std::string &state) {
 // How an expression depends on the states: not at all, affinely on one state's previous value
 // with state-free coefficients, or otherwise (with the reason, for the error message).
 struct Dep {
+  // A state read, with the first local it passes through on its way here (for the notes).
+  struct Read {
+    int state;
+    SourceRange at;
+    std::string via;
+    SourceRange viaUse;
+  };
   enum Kind { None, Affine, Other } kind = None;
-  int state = -1;                                   // Affine: the state
-  std::vector<std::pair<int, SourceRange>> reads;   // every state read, with its first read
-  SourceRange culprit;                              // Other: where linearity breaks
-  std::string reason;                               // Other: why
-  bool viaGate = false;                             // the dependence enters through a local name
+  int state = -1;           // Affine: the state
+  std::vector<Read> reads;  // every state read, with its first read
+  SourceRange culprit;      // Other: where linearity breaks
+  std::string reason;       // Other: why
+  bool viaGate = false;     // Other: linearity broke inside a local (the gate), not here
   std::string gate;
   SourceRange gateUse;
 };
@@ -318,7 +325,7 @@ class RecurrenceChecker {
       e.type = ValueType::Real;
       e.dims = sorted(state.dims);
       Dep dep;
-      dep.reads.push_back({def.state, e.range});
+      dep.reads.push_back({def.state, e.range, {}, {}});
       if (prev) {
         dep.kind = Dep::Affine;
         dep.state = def.state;
@@ -334,7 +341,10 @@ class RecurrenceChecker {
     e.type = def.value ? def.value->type : ValueType::Error;
     e.dims = localDims(def);
     Dep dep = stmtDeps_[it->second];
-    if (dep.kind != Dep::None && !dep.viaGate) {
+    for (Dep::Read &read : dep.reads)
+      if (read.via.empty()) read = {read.state, read.at, e.text, e.range};
+    // A local that is merely affine in a state carries it; only one that lost linearity is a gate.
+    if (dep.kind == Dep::Other && !dep.viaGate) {
       dep.viaGate = true;
       dep.gate = e.text;
       dep.gateUse = e.range;
@@ -395,7 +405,7 @@ class RecurrenceChecker {
   static void mergeReads(Dep &into, const Dep &from) {
     for (auto &read : from.reads) {
       bool seen = false;
-      for (auto &r : into.reads) seen |= r.first == read.first;
+      for (auto &r : into.reads) seen |= r.state == read.state;
       if (!seen) into.reads.push_back(read);
     }
   }
@@ -403,7 +413,7 @@ class RecurrenceChecker {
   std::string stateName(int s) const { return rec_.checked.states[s].name; }
   std::string firstStateName(const std::vector<const Dep *> &parts) const {
     for (const Dep *p : parts)
-      if (!p->reads.empty()) return stateName(p->reads.front().first);
+      if (!p->reads.empty()) return stateName(p->reads.front().state);
     return "?";
   }
 
@@ -484,7 +494,7 @@ class RecurrenceChecker {
       return combineAdditive(e, {&l, &r});
     }
     if (r.kind != Dep::None)
-      return otherAt(e, "it divides by a value that depends on state '" + stateName(r.reads.front().first) + "'",
+      return otherAt(e, "it divides by a value that depends on state '" + stateName(r.reads.front().state) + "'",
                      {&l, &r});
     return l;
   }
@@ -522,7 +532,7 @@ class RecurrenceChecker {
       ok = requireType(*e.args[2], ValueType::Real, "'where'") && ok;
       e.type = ok ? ValueType::Real : ValueType::Error;
       if (!deps[0].reads.empty())
-        return otherAt(e, "the condition of 'where' depends on state '" + stateName(deps[0].reads.front().first) + "'",
+        return otherAt(e, "the condition of 'where' depends on state '" + stateName(deps[0].reads.front().state) + "'",
                        parts);
       return combineAdditive(e, parts);
     }
@@ -606,17 +616,17 @@ class RecurrenceChecker {
 
   void checkLinearity(const Stmt &stmt, const Dep &dep) {
     const std::string &self = stmt.target.name;
-    for (auto &[state, where] : dep.reads) {
-      if (stateName(state) == self) continue;
-      auto d = diag().error(where, "the update of state '" + self + "' reads state '" + stateName(state) + "'");
-      if (dep.viaGate) d.note(dep.gateUse, "through '" + dep.gate + "'");
+    for (const Dep::Read &read : dep.reads) {
+      if (stateName(read.state) == self) continue;
+      auto d = diag().error(read.at, "the update of state '" + self + "' reads state '" + stateName(read.state) + "'");
+      if (!read.via.empty()) d.note(read.viaUse, "through '" + read.via + "'");
       d.hint("each update may read only its own previous value; its coefficients may depend on inputs and "
              "parameters only");
       return;
     }
     if (dep.kind != Dep::Other) return;
     if (dep.viaGate) {
-      SourceRange read = dep.reads.empty() ? dep.culprit : dep.reads.front().second;
+      SourceRange read = dep.reads.empty() ? dep.culprit : dep.reads.front().at;
       diag().error(dep.gateUse, "the gate '" + dep.gate + "' reads state '" + self + "'")
           .note(read, "'" + dep.gate + "' depends on '" + self + "' here")
           .hint("gates may depend on inputs and parameters only, so that the update keeps the form " + self +

@@ -43,6 +43,9 @@ const NegativeCase kCases[] = {
     {"UpdateReadsOtherStatePrevious",
      "recurrence f(k[d]) -> h[d], c[d] {\n  h = h * k + c\n  c = c + k\n}\n",
      {"2:15: the update of state 'h' reads state 'c'"}},
+    {"AliasChainLosesLinearityAtTheFunction",
+     "recurrence f(k[d], x[d]) -> h[d] {\n  a1 = h; a2 = 0.5 * a1; a3 = a2 + k\n  h = 0.5 * h + exp(a3) * x\n}\n",
+     {"3:17: the update of state 'h' is not linear in 'h': 'exp' is applied to a value that depends on state 'h'"}},
     {"ConditionReadsState",
      "recurrence f(k[d]) -> h[d] {\n  h = where(h > 0, h, k)\n}\n",
      {"2:7: the update of state 'h' is not linear in 'h': the condition of 'where' depends on state 'h'"}},
@@ -190,6 +193,15 @@ TEST(Diagnostics, RendersLocationSourceLineCaretAndHint) {
             " 2 |   z = sigmoid(k + h)\n"
             "   |                   ^\n"
             "hint: gates may depend on inputs and parameters only, so that the update keeps the form h = a * h + b\n");
+}
+
+// The note names the operand that carries the other state, not the product's left operand.
+TEST(Diagnostics, OtherStateNoteNamesTheOperandCarryingIt) {
+  CheckResult r = checkSource(
+      "recurrence f(k[d]) -> h[d], c[d] {\n  a = 0.5 * h\n  q = c * k\n  h = a * q\n  c = 0.5 * c + k\n}\n",
+      "models/bad.scan");
+  EXPECT_EQ(r.errors, std::vector<std::string>{"3:7: the update of state 'h' reads state 'c'"});
+  EXPECT_NE(r.rendered.find("models/bad.scan:4:11: note: through 'q'\n"), std::string::npos) << r.rendered;
 }
 
 TEST(Diagnostics, CaretCoversTheWholeCulprit) {
