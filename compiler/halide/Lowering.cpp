@@ -19,6 +19,13 @@ Expr reciprocal(Expr x) {
 }
 Expr sigmoid(Expr a) { return reciprocal(1.0f + clampedExp(-a)); }
 
+// atomic() vectorisation of a reduction needs Halide to prove its update associative, and the
+// prover does not see through every term (quotients, for one); such a sum keeps the plain schedule.
+bool provablyAssociative(Func &r) {
+  std::vector<Expr> values = r.update_values().as_vector();
+  return Halide::Internal::prove_associativity(r.name(), r.update_args(), values).associative();
+}
+
 Expr compare(mlir::arith::CmpFPredicate pred, Expr a, Expr b) {
   using P = mlir::arith::CmpFPredicate;
   switch (pred) {
@@ -105,7 +112,8 @@ Expr Lowering::compute(int id) {
 
 // A contraction (fused with its siblings, see Graph::fusedWith) as its own reduction,
 // vectorised along the data: across the summed dimension (with a horizontal add) when that is
-// the operands' vector dimension, else across the result's vector dimension.
+// the operands' vector dimension and Halide can prove the update associative, else across the
+// result's vector dimension.
 Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   int id = static_cast<int>(&n - &g_.node(0));
   std::vector<int> group = g_.fusedWith(id);
@@ -135,7 +143,7 @@ Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   }
   r.compute_root();
   s_.storeVectorFirst(r, dims, n.perStep);
-  if (acrossSummed) {
+  if (acrossSummed && provablyAssociative(r)) {
     s_.vectorizeStage(r, s_.vectorDim(n.dims));
     r.update().atomic().vectorize(rd.x, s_.lanes());
   } else {

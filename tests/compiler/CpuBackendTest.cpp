@@ -41,8 +41,7 @@ class CpuBackend : public ::testing::TestWithParam<ModelCase> {};
 
 constexpr double kBound = 1e-5;
 
-void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Sizes &sizes, bool withInitial, uint32_t seed) {
-  Problem p = randomProblem(ref.forward, sizes, withInitial, seed);
+void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Problem &p) {
   reference::RunResult want = reference::run(ref.forward, p.in);
   reference::Gradients wantGrads = backwardGradients(ref.forward, ref.backward, p);
 
@@ -66,6 +65,10 @@ void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Siz
   for (auto &[name, t] : wantGrads.params) EXPECT_LE(relativeError(buf.tensor("dp." + name), t), kBound) << "param grad " << name;
   for (auto &[name, t] : wantGrads.initial)
     EXPECT_LE(relativeError(buf.tensor("dh0." + name), t), kBound) << "initial-state grad " << name;
+}
+
+void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Sizes &sizes, bool withInitial, uint32_t seed) {
+  checkAgainstReference(ref, rec, randomProblem(ref.forward, sizes, withInitial, seed));
 }
 
 TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
@@ -95,6 +98,24 @@ TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuBackend, ::testing::ValuesIn(allModelCases()), caseName);
+
+// A divisor with fewer dimensions than its dividend: the backward sums a quotient over the missing
+// dimension, a reduction whose update Halide cannot prove associative (issue 14).
+TEST(CpuBackendQuotient, DivisorWithFewerDimensionsThanTheDividend) {
+  for (const char *source : {
+           "recurrence f(x[d], scale) -> h[d] {\n  h = 0.5 * h + x / scale\n}\n",
+           "recurrence f(x[d], scale[k]) -> y[d] {\n  h = 0.5 * h + x\n  y = h / sum(k: scale * scale)\n}\n",
+           "recurrence f(x[d]; scale[k]) -> y[d] {\n  h = 0.5 * h + x\n  y = h / sum(k: scale * scale)\n}\n",
+       }) {
+    SCOPED_TRACE(source);
+    auto ref = compileReference(source);
+    ASSERT_TRUE(ref);
+    CompileOptions options;
+    options.threads = 2;
+    Recurrence rec = compileSource("f.scan", source, options);
+    checkAgainstReference(*ref, rec, {3, 37, {{"d", 19}, {"k", 4}}}, true, 7);
+  }
+}
 
 bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

@@ -62,6 +62,7 @@ inline std::pair<double, double> rangeFor(const std::string &port) {
       {"lambda", {0.3, 0.99}},     // glu_rnn decay
       {"nu_log", {-1.0, 0.5}},     // lru
       {"gamma_log", {-1.0, 0.3}},  // lru
+      {"scale", {0.5, 2.0}},       // tests: a divisor kept away from zero
   };
   auto it = ranges.find(port);
   return it == ranges.end() ? std::make_pair(-1.0, 1.0) : it->second;
