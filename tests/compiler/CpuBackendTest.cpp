@@ -2,6 +2,7 @@
 // every model, both directions, with and without initial state, on odd shapes, with chunk
 // lengths that do not divide T and with channels split into blocks. Bounds: relative error <= 1e-5
 // (f32 arithmetic) per tensor.
+#include <cmath>
 #include <cstring>
 
 #include "compiler/api/Scanforge.h"
@@ -115,6 +116,52 @@ TEST(CpuBackendQuotient, DivisorWithFewerDimensionsThanTheDividend) {
     Recurrence rec = compileSource("f.scan", source, options);
     checkAgainstReference(*ref, rec, {3, 37, {{"d", 19}, {"k", 4}}}, true, 7);
   }
+}
+
+bool allFinite(const TensorMap &tensors) {
+  for (auto &[name, t] : tensors)
+    for (double v : t.data)
+      if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// minLSTM's normalised gates with both gates saturated (issue 14): f / (f + i) was 0/0 once both
+// sigmoids underflowed. The reference and the CPU backend stay finite, forward and backward, and agree.
+TEST(CpuBackendMinLstm, NormalisedGatesStayFiniteAtExtremePreActivations) {
+  std::string source = readModel("minlstm");
+  auto ref = compileReference(source, "minlstm.scan");
+  ASSERT_TRUE(ref);
+  CompileOptions options;
+  options.threads = 2;
+  Recurrence rec = compileSource("minlstm.scan", source, options);
+  Problem p = randomProblem(ref->forward, {2, 16, {{"d", 9}}}, true, 11);
+  const double extremes[] = {100, -100, 1e4, -1e4};
+  std::vector<double> &f = p.in.inputs.at("f").data, &i = p.in.inputs.at("i").data;
+  for (size_t j = 0; j < f.size(); ++j) {
+    f[j] = extremes[j % 4];
+    i[j] = extremes[(j / 4) % 4];
+  }
+  EXPECT_TRUE(allFinite(reference::run(ref->forward, p.in).outputs));
+  reference::Gradients grads = backwardGradients(ref->forward, ref->backward, p);
+  EXPECT_TRUE(allFinite(grads.inputs) && allFinite(grads.initial));
+  checkAgainstReference(*ref, rec, p);
+}
+
+// On ordinary inputs the stable form is the paper's f / (f + i), forward and backward.
+TEST(CpuBackendMinLstm, MatchesThePapersNormalisationOnOrdinaryInputs) {
+  auto now = compileReference(readModel("minlstm"), "minlstm.scan");
+  auto paper = compileReference("recurrence minlstm(f[d], i[d], u[d]) -> h[d] {\n  fs = sigmoid(f); is = sigmoid(i)\n"
+                                "  h = fs / (fs + is) * h + is / (fs + is) * g(u)\n}\n");
+  ASSERT_TRUE(now && paper);
+  Problem p = randomProblem(now->forward, {3, 37, {{"d", 5}}}, true, 12);
+  for (double &v : p.in.inputs.at("f").data) v *= 6;  // well into both tails of the sigmoid
+  for (double &v : p.in.inputs.at("i").data) v *= 6;
+  reference::RunResult got = reference::run(now->forward, p.in), want = reference::run(paper->forward, p.in);
+  EXPECT_LE(relativeError(got.outputs.at("h"), want.outputs.at("h")), 1e-6);
+  reference::Gradients a = backwardGradients(now->forward, now->backward, p);
+  reference::Gradients b = backwardGradients(paper->forward, paper->backward, p);
+  for (auto &[name, t] : b.inputs) EXPECT_LE(relativeError(a.inputs.at(name), t), 1e-6) << "input grad " << name;
+  for (auto &[name, t] : b.initial) EXPECT_LE(relativeError(a.initial.at(name), t), 1e-6) << "initial-state grad " << name;
 }
 
 bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
