@@ -3,6 +3,7 @@
 //   scan-fuzz --print SEED                        print the program of a seed (and --mutant: its mutant)
 //   scan-fuzz --file F.scan [--seed S]            check one file (a reproducer or a regression input)
 //   scan-fuzz --self-test N --scanc PATH --out DIR   programs pass `scanc check`, mutants exit 1 located
+//   scan-fuzz --regressions DIR                   every DIR/*.scan (past failures) passes, at seeds 1..3
 // Each check runs in a forked child so that a crash or a hang is recorded, not fatal.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -195,7 +196,7 @@ int main(int argc, char **argv) {
   uint64_t seed = 1;
   long count = -1, selfN = 0;
   double seconds = 0;
-  std::string out = "fuzz-out", file, scanc, print;
+  std::string out = "fuzz-out", file, scanc, print, regressions;
   bool doReduce = true, mutant = false;
   GenOptions opt;
   for (int i = 1; i < argc; ++i) {
@@ -215,6 +216,7 @@ int main(int argc, char **argv) {
     else if (a == "--with-known-bugs") opt.avoidKnownBugs = false;
     else if (a == "--self-test") selfN = std::stol(next());
     else if (a == "--scanc") scanc = next();
+    else if (a == "--regressions") regressions = next();
     else { std::cerr << "unknown option " << a << " (see the comment at the top of scan_fuzz.cpp)\n"; return 2; }
   }
   if (!print.empty()) {
@@ -223,6 +225,24 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (selfN) return selfTest(selfN, scanc, out);
+  if (!regressions.empty()) {
+    int failed = 0, files = 0;
+    for (const auto &entry : std::filesystem::directory_iterator(regressions)) {
+      if (entry.path().extension() != ".scan") continue;
+      ++files;
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      for (uint64_t s = 1; s <= 3; ++s) {
+        Outcome o = isolated([&] { return checkProgram(entry.path().filename().string(), text.str(), s); });
+        if (o.status != CheckResult::Fail) continue;
+        std::cout << entry.path().string() << " seed " << s << ": FAIL [" << o.category << "]\n" << o.detail << "\n";
+        ++failed;
+      }
+    }
+    std::cout << "regressions: " << files << " files, " << failed << " failing runs\n";
+    return failed || !files ? 1 : 0;
+  }
   if (!file.empty()) {
     std::ifstream in(file);
     std::stringstream text;

@@ -80,12 +80,14 @@ class Differentiator {
 
   Value fwdToBwd(Value v) { return map_.lookup(v); }
 
-  // Values computed only from constants carry no gradient.
+  // Values computed only from constants carry no gradient. An update always does, even with
+  // constant a and b: it reads its previous state, which is not an operand (the initial state's
+  // gradient; found by scan-fuzz, tests/fuzz/regressions/constant-update.scan).
   bool active(Value v) {
     auto it = active_.find(v);
     if (it != active_.end()) return it->second;
     mlir::Operation *def = v.getDefiningOp();
-    bool result = llvm::isa<InputOp, ParamOp, PrevOp>(def) ||
+    bool result = llvm::isa<InputOp, ParamOp, PrevOp, UpdateOp>(def) ||
                   llvm::any_of(def->getOperands(), [&](Value operand) { return active(operand); });
     active_[v] = result;
     return result;
