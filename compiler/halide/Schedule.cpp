@@ -1,5 +1,7 @@
 #include "compiler/halide/Schedule.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 
 namespace scanforge::cpu {
@@ -28,6 +30,8 @@ std::string sanitize(llvm::StringRef name) {
   return out;
 }
 
+static Halide::Target hostTarget();
+
 Schedule::Schedule(const scan::Ports &forward, scan::RecurrenceOp rec) : table_(rec), t_("t") {
   for (size_t d = 0; d < table_.size(); ++d) {
     program_.dimNames.push_back(table_.name(static_cast<int>(d)).str());
@@ -40,7 +44,19 @@ Schedule::Schedule(const scan::Ports &forward, scan::RecurrenceOp rec) : table_(
       if (std::find(vectorOrder_.begin(), vectorOrder_.end(), d) == vectorOrder_.end()) vectorOrder_.push_back(d);
   for (int d = 0; d < static_cast<int>(table_.size()); ++d)
     if (std::find(vectorOrder_.begin(), vectorOrder_.end(), d) == vectorOrder_.end()) vectorOrder_.push_back(d);
-  program_.target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::NoAsserts);
+  program_.target = hostTarget();
+}
+
+// Halide 14 marks any host with AVX512-BF16 and VNNI (AMD Zen 4 too) as Sapphire Rapids, and LLVM
+// then emits AVX512-FP16 instructions (vmovw for bf16 ports) that such a host lacks: SIGILL.
+// Keep the feature only where CPUID says AVX512-FP16 exists (leaf 7, EDX bit 23). Found by scan-fuzz.
+static Halide::Target hostTarget() {
+  Halide::Target target = Halide::get_jit_target_from_environment().with_feature(Halide::Target::NoAsserts);
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  bool fp16 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23));
+  if (!fp16 && target.has_feature(Halide::Target::AVX512_SapphireRapids))
+    target = target.without_feature(Halide::Target::AVX512_SapphireRapids);
+  return target;
 }
 
 // ---- ports ----
