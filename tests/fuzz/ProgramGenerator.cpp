@@ -46,7 +46,7 @@ struct Var {
 
 class Gen {
  public:
-  Gen(uint64_t seed, const GenOptions &o) : rng_(seed), opt_(o) {}
+  explicit Gen(uint64_t seed) : rng_(seed) {}
 
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   bool coin(double p = 0.5) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
@@ -100,7 +100,7 @@ class Gen {
       case 3: {  // division by a value bounded away from zero
         Expr den = expr(depth - 1, allowed);
         std::string divisor = coin() ? "(1 + " + den.text + " * " + den.text + ")" : "(2 + abs(" + den.text + "))";
-        Expr num = expr(depth - 1, opt_.avoidKnownBugs ? den.dims : allowed);
+        Expr num = expr(depth - 1, allowed);
         return {"(" + num.text + " / " + divisor + ")", unite(num.dims, den.dims)};
       }
       case 4: { Expr a = expr(depth - 1, allowed); return {"(-" + a.text + ")", a.dims}; }
@@ -145,7 +145,6 @@ class Gen {
   }
 
   std::mt19937_64 rng_;
-  GenOptions opt_;
   Dims dims;              // the program's dimensions
   std::vector<Var> vars;  // names readable at this point
 };
@@ -169,8 +168,8 @@ std::string Program::text() const {
   return s + "}\n";
 }
 
-Program generate(uint64_t seed, const GenOptions &options) {
-  Gen g(seed, options);
+Program generate(uint64_t seed) {
+  Gen g(seed);
   Program p;
   p.reverse = g.coin(0.3);
   g.dims = Dims(kAllDims.begin(), kAllDims.begin() + 1 + g.pick(3));
@@ -251,7 +250,7 @@ Program generate(uint64_t seed, const GenOptions &options) {
 }
 
 Mutant mutate(const Program &program, uint64_t seed) {
-  Gen g(seed * 7919 + 13, {});
+  Gen g(seed * 7919 + 13);
   Mutant m{"", program};
   Program &p = m.program;
   std::vector<size_t> stateLines, outputLines;

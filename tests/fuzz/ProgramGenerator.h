@@ -29,13 +29,7 @@ struct Program {
   std::string text() const;
 };
 
-struct GenOptions {
-  // Divisors always carry every dimension of their dividend, avoiding the known Halide backward
-  // failure ("Failed to call atomic()") for a divisor of lower rank while others fix it.
-  bool avoidKnownBugs = true;
-};
-
-Program generate(uint64_t seed, const GenOptions &options = {});
+Program generate(uint64_t seed);
 
 // A program made invalid in one way; `kind` names the way (state-squared, unknown-function, ...).
 struct Mutant {

@@ -62,11 +62,6 @@ Outcome isolated(F check, unsigned seconds = 180) {
   return {code == 0 ? CheckResult::Pass : code == 3 ? CheckResult::Skip : CheckResult::Fail, cat, detail};
 }
 
-// Failures others are fixing now (see the issue); counted, but not reported as new.
-bool knownBug(const Outcome &o) {
-  return o.detail.find("Failed to call atomic") != std::string::npos;
-}
-
 // Greedy reduction: drop statements (with their output ports) and unused ports while the
 // failure keeps its category.
 Program reduce(Program p, const Outcome &failure, uint64_t seed) {
@@ -100,7 +95,7 @@ void writeFile(const std::filesystem::path &path, const std::string &text) {
   std::ofstream(path) << text;
 }
 
-int fuzz(uint64_t seed, long count, double seconds, const std::filesystem::path &out, bool doReduce, const GenOptions &opt) {
+int fuzz(uint64_t seed, long count, double seconds, const std::filesystem::path &out, bool doReduce) {
   std::filesystem::create_directories(out);
   auto start = std::chrono::steady_clock::now();
   std::map<std::string, long> counts;
@@ -108,7 +103,7 @@ int fuzz(uint64_t seed, long count, double seconds, const std::filesystem::path 
   for (uint64_t s = seed; count < 0 || generated < count; ++s) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (seconds > 0 && elapsed > seconds) break;
-    Program p = generate(s, opt);
+    Program p = generate(s);
     ++generated;
     std::string text = p.text();
     Outcome o = isolated([&] { return checkProgram("fz.scan", text, s); });
@@ -123,7 +118,6 @@ int fuzz(uint64_t seed, long count, double seconds, const std::filesystem::path 
     }
     if (o.status == CheckResult::Pass) { counts["passed"]++; continue; }
     if (o.status == CheckResult::Skip) { counts["skipped (reference not finite)"]++; continue; }
-    if (knownBug(o)) { counts["known bug (divisor of lower rank, atomic())"]++; continue; }
     counts["failures"]++;
     std::filesystem::path f = out / ("fail-" + std::to_string(s) + ".scan");
     writeFile(f, text);
@@ -198,7 +192,6 @@ int main(int argc, char **argv) {
   double seconds = 0;
   std::string out = "fuzz-out", file, scanc, print, regressions;
   bool doReduce = true, mutant = false;
-  GenOptions opt;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -213,14 +206,13 @@ int main(int argc, char **argv) {
     else if (a == "--print") print = next();
     else if (a == "--mutant") mutant = true;
     else if (a == "--no-reduce") doReduce = false;
-    else if (a == "--with-known-bugs") opt.avoidKnownBugs = false;
     else if (a == "--self-test") selfN = std::stol(next());
     else if (a == "--scanc") scanc = next();
     else if (a == "--regressions") regressions = next();
     else { std::cerr << "unknown option " << a << " (see the comment at the top of scan_fuzz.cpp)\n"; return 2; }
   }
   if (!print.empty()) {
-    Program p = generate(std::stoull(print), opt);
+    Program p = generate(std::stoull(print));
     std::cout << (mutant ? mutate(p, std::stoull(print)).program.text() : p.text());
     return 0;
   }
@@ -253,5 +245,5 @@ int main(int argc, char **argv) {
     return o.status == CheckResult::Fail ? 1 : 0;
   }
   if (count < 0 && seconds <= 0) count = 100;
-  return fuzz(seed, count, seconds, out, doReduce, opt);
+  return fuzz(seed, count, seconds, out, doReduce);
 }
