@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/cuda/Goldens.h"
 #include "compiler/api/Scanforge.h"
 #include "compiler/halide/CpuExecutor.h"
 #include "tests/compiler/ModelHarness.h"
@@ -222,19 +223,9 @@ TEST(CpuBackendChannelSplit, SelectiveSsmBackwardSplitsAlongDWithPartialSums) {
   for (auto &[name, t] : want.initial) check("dh0." + name, t);
 }
 
-uint16_t toBf16(double v) {  // round to nearest even, as the backends do
-  float f = static_cast<float>(v);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-double fromBf16(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// bf16 rounding as the backends do it (round to nearest even): runtime/cuda/Goldens.h.
+uint16_t toBf16(double v) { return cuda::toBf16(static_cast<float>(v)); }
+double fromBf16(uint16_t h) { return cuda::fromBf16(h); }
 
 // bf16 inputs and outputs with f32 state: the reference gets the bf16-rounded inputs, so what is
 // left is the rounding of outputs and gradients to bf16 (relative 2^-8 per element).

@@ -20,6 +20,7 @@
 #include "compiler/api/CompiledModuleImpl.h"
 #include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 #include "compiler/mlir/Target/Reference/Gradients.h"
+#include "runtime/cuda/Goldens.h"
 
 namespace scanforge::fuzz {
 namespace {
@@ -27,19 +28,9 @@ namespace {
 using reference::Tensor;
 using reference::TensorMap;
 
-uint16_t toBf16(double v) {  // round to nearest even, as the backends do
-  float f = static_cast<float>(v);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-double fromBf16(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// bf16 rounding as the backends do it (round to nearest even): runtime/cuda/Goldens.h.
+uint16_t toBf16(double v) { return cuda::toBf16(static_cast<float>(v)); }
+double fromBf16(uint16_t h) { return cuda::fromBf16(h); }
 
 struct Random {
   std::mt19937_64 gen;
