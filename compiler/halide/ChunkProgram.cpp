@@ -21,10 +21,11 @@ void requireAffine(scan::RecurrenceOp rec) {
     throw std::logic_error("recurrence '" + rec.getSymName().str() + "' is not in affine form");
 }
 
-scan::DimAnalysis analyze(scan::RecurrenceOp rec) {
-  mlir::FailureOr<scan::DimAnalysis> dims = scan::DimAnalysis::compute(rec);
-  if (mlir::failed(dims)) throw std::logic_error("recurrence '" + rec.getSymName().str() + "' does not verify");
-  return std::move(*dims);
+// Every value's dimensions, from the module's analyses.
+const scan::DimAnalysis *dimsOf(mlir::AnalysisManager analyses, scan::RecurrenceOp rec) {
+  const scan::Dims &dims = analyses.getChildAnalysis<scan::Dims>(rec);
+  if (!dims.valid()) throw std::logic_error("recurrence '" + rec.getSymName().str() + "' does not verify");
+  return &dims.get();
 }
 
 // The leaves of a body: ports by name; its states read before and after a step as `before` and
@@ -91,11 +92,13 @@ std::vector<int> numberResults(Graph &g, const std::vector<scan::Port> &results,
 
 ProgramFacts programFacts(mlir::AnalysisManager analyses, scan::RecurrenceOp fwd, scan::RecurrenceOp bwd) {
   ProgramFacts facts;
+  facts.forwardDims = dimsOf(analyses, fwd);
   facts.forwardPorts = &analyses.getChildAnalysis<scan::Ports>(fwd);
   facts.forwardInvariants = &analyses.getChildAnalysis<scan::Invariants>(fwd);
   facts.parallel = &analyses.getChildAnalysis<scan::ParallelDims>(fwd);
   if (!facts.parallel->valid()) throw std::logic_error("recurrence '" + fwd.getSymName().str() + "' does not verify");
   if (bwd) {
+    facts.backwardDims = dimsOf(analyses, bwd);
     facts.backwardPorts = &analyses.getChildAnalysis<scan::Ports>(bwd);
     facts.backwardInvariants = &analyses.getChildAnalysis<scan::Invariants>(bwd);
   }
@@ -106,7 +109,7 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd, const ProgramFacts &fac
   requireAffine(fwd);
   const scan::Ports &ports = *facts.forwardPorts;
   Schedule s(ports, fwd);
-  scan::DimAnalysis dims = analyze(fwd);
+  const scan::DimAnalysis &dims = *facts.forwardDims;
   Body body{dims, *facts.forwardInvariants, leavesOf(LeafRole::Before, LeafRole::State)};
   Graph g;
   int root = 0;
@@ -141,7 +144,7 @@ ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd
     throw std::logic_error("recurrence '" + bwd.getSymName().str() + "' has other dimensions than its forward");
   const scan::Ports &fwdPorts = *facts.forwardPorts, &ports = *facts.backwardPorts;
   Schedule s(fwdPorts, bwd);
-  scan::DimAnalysis fwdDims = analyze(fwd), bwdDims = analyze(bwd);
+  const scan::DimAnalysis &fwdDims = *facts.forwardDims, &bwdDims = *facts.backwardDims;
   const scan::Invariants &fwdInvariants = *facts.forwardInvariants, &bwdInvariants = *facts.backwardInvariants;
   // The forward body is numbered with its states as the recomputed forward states, so the
   // backward's copy of the gate math (which reads scan.saved) shares its nodes.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/mlir/Dialect/Scan/Analysis/Dims.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/Invariants.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/Ports.h"
@@ -64,6 +65,7 @@ struct ChunkProgram {
 // (CompiledModule) and shared by every copy of the program; the builders only read them, so
 // copies may be built on several threads.
 struct ProgramFacts {
+  const scan::DimAnalysis *forwardDims = nullptr, *backwardDims = nullptr;
   const scan::Ports *forwardPorts = nullptr, *backwardPorts = nullptr;
   const scan::Invariants *forwardInvariants = nullptr, *backwardInvariants = nullptr;
   const scan::ParallelDims *parallel = nullptr;

@@ -7,11 +7,12 @@
 #include <optional>
 #include <set>
 
-#include "runtime/cuda/PackageFormat.h"
-#include "compiler/mlir/Target/Cuda/RecurrenceInfo.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/Dims.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/Invariants.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
+#include "compiler/mlir/Target/Cuda/RecurrenceInfo.h"
 #include "compiler/mlir/Target/Cuda/ValuePrinter.h"
+#include "runtime/cuda/PackageFormat.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace scanforge::cuda {

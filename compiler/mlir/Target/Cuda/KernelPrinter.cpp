@@ -418,18 +418,18 @@ mlir::FailureOr<RecurrenceDesc> printKernels(scan::RecurrenceOp rec, scan::Recur
     if (mlir::failed(ValuePrinter::verifySupported(&op))) return mlir::failure();
   mlir::FailureOr<RecurrenceInfo> info = RecurrenceInfo::collect(rec, forward, analyses);
   if (mlir::failed(info)) return mlir::failure();
-  mlir::FailureOr<scan::DimAnalysis> dims = scan::DimAnalysis::compute(rec);
-  if (mlir::failed(dims)) return mlir::failure();
+  const scan::Dims &dims = analyses.getChildAnalysis<scan::Dims>(rec);
+  if (!dims.valid()) return mlir::failure();
   std::optional<RecurrenceInfo> fwdInfo;
-  std::optional<scan::DimAnalysis> fwdDims;
+  const scan::DimAnalysis *fwdDims = nullptr;
   if (forward) {
     mlir::FailureOr<RecurrenceInfo> f = RecurrenceInfo::collect(forward, nullptr, analyses);
-    mlir::FailureOr<scan::DimAnalysis> d = scan::DimAnalysis::compute(forward);
-    if (mlir::failed(f) || mlir::failed(d)) return mlir::failure();
+    const scan::Dims &d = analyses.getChildAnalysis<scan::Dims>(forward);
+    if (mlir::failed(f) || !d.valid()) return mlir::failure();
     fwdInfo = std::move(*f);
-    fwdDims = std::move(*d);
+    fwdDims = &d.get();
   }
-  KernelContext context(*info, fwdInfo ? &*fwdInfo : nullptr, layout, *dims, fwdDims ? &*fwdDims : nullptr, analyses);
+  KernelContext context(*info, fwdInfo ? &*fwdInfo : nullptr, layout, dims.get(), fwdDims, analyses);
   return Printer(context).run();
 }
 
