@@ -4,8 +4,8 @@
 Usage: check_citations.py ROOT      prints `file:line: cites ...` per citation, exits 1 if any
        check_citations.py --self-test
 
-Forbidden: DESIGN.md (the original design, not in the repository -- allowed if one is added at the
-root; docs/architecture.md holds what the code needs from it), ../shared/reference and ../shared/papers documents, and papers/NNN paths
+Forbidden: the original design document outside the repository (docs/architecture.md holds what the
+code needs from it), ../shared/reference and ../shared/papers documents, and papers/NNN paths
 (cite "paper NNN", listed in docs/architecture.md, "Papers"). Data files such as
 ../shared/data/tinyshakespeare.txt are inputs, not citations, and stay allowed.
 """
@@ -31,9 +31,6 @@ def files(root):
 
 def check(root):
     found, scanned = [], 0
-    # A DESIGN.md of the repository's own may be cited.
-    forbidden = FORBIDDEN if not os.path.isfile(os.path.join(root, "DESIGN.md")) else \
-        re.compile(FORBIDDEN.pattern.replace(r"DESIGN\.md|", ""))
     for path in files(root):
         try:
             with open(path, encoding="utf-8") as f:
@@ -42,7 +39,7 @@ def check(root):
             continue  # binary
         scanned += 1
         for number, line in enumerate(lines, 1):
-            m = forbidden.search(line)
+            m = FORBIDDEN.search(line)
             if m:
                 found.append(f"{os.path.relpath(path, root)}:{number}: cites {m.group(0)}, which is not in the "
                              "repository (see docs/architecture.md)")
