@@ -10,7 +10,7 @@
 #include "dsl/Sema.h"
 #include "runtime/cuda/KernelPackage.h"
 #include "tests/compiler/CompilerTestUtil.h"
-#include "tests/cuda/emulation/EmulatedBackend.h"
+#include "tools/gpu/emulator/EmulatedBackend.h"
 
 namespace scanforge::test {
 
@@ -99,8 +99,17 @@ inline cuda::KernelPackage packageOf(mlir::ModuleOp module) {
   return cuda::KernelPackage::fromJson(manifestOf(module), sourcesOf(module));
 }
 
-inline std::unique_ptr<EmulatedBackend> emulatedBackend() {
-  return std::make_unique<EmulatedBackend>(SCANFORGE_EMULATION_CACHE, SCANFORGE_EMULATION_CXX, SCANFORGE_EMULATION_FLAGS);
+using gpu::EmulatedBackend;
+
+// The concurrent emulator as the tests use it: races, bounds and deadlocks checked, with the
+// kernels' libraries cached under the build tree.
+inline std::unique_ptr<EmulatedBackend> emulatedBackend(uint64_t seed = 1) {
+  gpu::EmulatorOptions options;
+  options.seed = seed;
+  options.cacheDir = SCANFORGE_EMULATION_CACHE;
+  options.compiler = SCANFORGE_EMULATION_CXX;
+  options.flags = SCANFORGE_EMULATION_FLAGS;
+  return std::make_unique<EmulatedBackend>(options);
 }
 
 }  // namespace scanforge::test

@@ -78,7 +78,7 @@ TEST(RecurrenceRunner, LaunchErrorsNameKernelAndShapes) {
   auto compiled = compileReference(readModel("mingru"), "mingru.scan");
   ASSERT_TRUE(compiled);
   nlohmann::json manifest = manifestOf(*compiled->module);
-  manifest["recurrences"][0]["strategies"]["sequential"][0]["block"] = 48;  // not whole warps
+  manifest["recurrences"][0]["strategies"]["sequential"][0]["block"] = 2048;  // beyond any GPU
   cuda::KernelPackage package = cuda::KernelPackage::fromJson(manifest, sourcesOf(*compiled->module));
   std::unique_ptr<EmulatedBackend> device = emulatedBackend();
   cuda::RecurrenceRunner runner(package, "mingru", *device);
@@ -95,8 +95,8 @@ TEST(RecurrenceRunner, LaunchErrorsNameKernelAndShapes) {
     FAIL() << "the launch did not fail";
   } catch (const cuda::CudaError &e) {
     EXPECT_EQ(std::string(e.what()),
-              "launching sf_mingru_seq of mingru (B=2 T=5 d=3; sequential, L=5; grid 1x2x1, block 48, 0 B shared) on "
-              "CPU emulation: the emulation runs whole warps; block 48 is not a multiple of 32");
+              "launching sf_mingru_seq of mingru (B=2 T=5 d=3; sequential, L=5; grid 1x2x1, block 2048, 0 B shared) on "
+              "CPU emulation (concurrent): sf_mingru_seq: a block of 2048 threads (1 to 1024)");
   }
   buffers.erase("k");
   try {

@@ -1,0 +1,67 @@
+// A cuda::DeviceBackend that runs CUDA kernels on the CPU under the concurrent emulator
+// (Launch.h): the runtime's launches, the same kernel sources, no GPU. Every launch is checked
+// for races, out-of-bounds accesses, divergent collectives and deadlocks (a CudaError names the
+// kernel, block, thread and line), and its memory traffic is recorded per instruction.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/DeviceBackend.h"
+#include "tools/gpu/emulator/DeviceMemory.h"
+#include "tools/gpu/emulator/KernelLibrary.h"
+#include "tools/gpu/emulator/Launch.h"
+#include "tools/gpu/emulator/Traffic.h"
+
+namespace scanforge::gpu {
+
+struct EmulatorOptions {
+  uint64_t seed = 1;            // block order and interleaving
+  unsigned residentBlocks = 0;  // blocks resident at once; 0: the kernel's occupancy of one H100 SM
+  bool detectRaces = true;
+  bool recordTraffic = true;
+  std::filesystem::path cacheDir;  // compiled kernel libraries
+  std::string compiler = "c++";
+  std::string flags;  // extra host compiler flags, e.g. "-fsanitize=undefined"
+};
+
+class EmulatedBackend : public cuda::DeviceBackend {
+ public:
+  explicit EmulatedBackend(EmulatorOptions options);
+  ~EmulatedBackend() override;
+
+  std::string describe() const override { return "CPU emulation (concurrent)"; }
+  int multiprocessors() const override { return 132; }  // plans as for an H100
+  size_t sharedBytesPerBlock() const override { return 48 * 1024; }
+  cuda::DevicePtr allocate(size_t bytes) override { return memory_.allocate(bytes); }
+  void release(cuda::DevicePtr ptr) noexcept override { memory_.release(ptr); }
+  void zero(cuda::DevicePtr ptr, size_t bytes, cuda::Stream stream) override;
+  void upload(cuda::DevicePtr dst, const void *src, size_t bytes) override;
+  void download(void *dst, cuda::DevicePtr src, size_t bytes) override;
+  void synchronize(cuda::Stream) override {}
+  std::unique_ptr<cuda::LoadedModule> load(const cuda::ModuleSource &module) override;
+
+  EmulatorOptions &options() { return options_; }
+  // Per kernel, what its launches since the last clearTraffic() moved, by source line.
+  std::vector<KernelTraffic> traffic() const;
+  void clearTraffic() { kernels_.clear(); }
+
+ private:
+  friend class EmulatedModule;
+  struct KernelRecord {
+    std::shared_ptr<const KernelLibrary> library;
+    uint64_t launches = 0, blocks = 0, threads = 0;
+    std::map<uintptr_t, PcTraffic> byPc;
+  };
+
+  EmulatorOptions options_;
+  DeviceMemory memory_;
+  FiberPool fibers_;
+  uint64_t launches_ = 0;
+  std::map<std::string, KernelRecord> kernels_;
+};
+
+}  // namespace scanforge::gpu

@@ -1,0 +1,70 @@
+#include "tools/gpu/emulator/TrafficRecorder.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace scanforge::gpu {
+
+namespace {
+
+struct Request {
+  PcTraffic *totals;
+  std::vector<uint64_t> sectors;  // global: 32-byte segment indices; shared: word indices
+  uint64_t laneBytes = 0;
+  unsigned widest = 0;
+};
+
+uint64_t bankWavefronts(std::vector<uint64_t> &words, unsigned widest) {
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  unsigned perBank[32] = {};
+  unsigned most = 0;
+  for (uint64_t w : words) most = std::max(most, ++perBank[w % 32]);
+  // Wide accesses are served a quarter or half warp at a time (128 bytes per wavefront).
+  unsigned minimum = std::max(1u, widest * 32 / 128);
+  return std::max(most, minimum);
+}
+
+}  // namespace
+
+void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into) {
+  // (pc, k-th execution by the lane) -> request
+  std::unordered_map<uintptr_t, std::vector<Request>> requests;
+  for (std::vector<LaneAccess> *log : lanes) {
+    std::unordered_map<uintptr_t, size_t> seen;
+    for (const LaneAccess &a : *log) {
+      size_t k = seen[a.pc]++;
+      std::vector<Request> &byExecution = requests[a.pc];
+      if (byExecution.size() <= k) {
+        PcTraffic &t = into[a.pc];
+        t.store = a.store;
+        t.shared = a.shared;
+        byExecution.resize(k + 1, Request{&t, {}, 0, 0});
+      }
+      Request &r = byExecution[k];
+      r.laneBytes += a.bytes;
+      r.widest = std::max(r.widest, a.bytes);
+      if (a.shared) {
+        for (uintptr_t w = a.address / 4; w <= (a.address + a.bytes - 1) / 4; ++w) r.sectors.push_back(w);
+      } else {
+        for (uintptr_t s = a.address / 32; s <= (a.address + a.bytes - 1) / 32; ++s) r.sectors.push_back(s);
+      }
+    }
+    log->clear();
+  }
+  for (auto &[pc, byExecution] : requests)
+    for (Request &r : byExecution) {
+      PcTraffic &t = *r.totals;
+      ++t.requests;
+      t.laneBytes += r.laneBytes;
+      t.bytesPerLane = std::max(t.bytesPerLane, r.widest);
+      if (t.shared) {
+        t.wavefronts += bankWavefronts(r.sectors, r.widest);
+      } else {
+        std::sort(r.sectors.begin(), r.sectors.end());
+        t.sectors += std::unique(r.sectors.begin(), r.sectors.end()) - r.sectors.begin();
+      }
+    }
+}
+
+}  // namespace scanforge::gpu

@@ -1,0 +1,39 @@
+// Turns the loads and stores of a warp's lanes into warp-level requests (tools/gpu/emulator/Traffic.h).
+//
+// The scheduler runs the lanes of a warp one after another, each until it yields (after a fixed
+// number of accesses, or at a synchronisation), so the lanes' logs cover the same stretch of the
+// program. The k-th execution of an instruction by each lane is one request of the warp; its
+// sectors are the distinct 32-byte segments the lanes touched, its shared-memory wavefronts the
+// most distinct words any one of the 32 banks had to serve.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/gpu/emulator/Traffic.h"
+
+namespace scanforge::gpu {
+
+struct LaneAccess {
+  uintptr_t pc;
+  uintptr_t address;
+  uint32_t bytes;
+  bool store, shared;
+};
+
+// Totals per instruction (by program counter) of one kernel, before source lines are known.
+struct PcTraffic {
+  bool store = false, shared = false;
+  unsigned bytesPerLane = 0;
+  uint64_t requests = 0, sectors = 0, laneBytes = 0, wavefronts = 0;
+};
+
+class TrafficRecorder {
+ public:
+  // Merges the logs of one warp's lanes (cleared afterwards) into `into`.
+  static void mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into);
+};
+
+}  // namespace scanforge::gpu
