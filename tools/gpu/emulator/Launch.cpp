@@ -264,11 +264,8 @@ void Launch::syncthreads(const void *pc) {
   Block &b = *t.block;
   t.waitPc = pc;
   setState(t, State::Barrier);
-  if (++b.arrived == b.live) {
-    completeBarrier(b);
-  } else {
-    yield(t);
-  }
+  if (++b.arrived == b.live) completeBarrier(b);
+  yield(t);  // also when it completed the barrier: the warp's lanes go on together
 }
 
 // ---- warp collectives ----
@@ -307,11 +304,8 @@ uint64_t Launch::collective(unsigned op, unsigned mask, uint64_t value, int argu
   w.arrived |= 1u << t.lane;
   t.waitPc = pc;
   setState(t, State::Collective);
-  if (w.arrived == w.mask) {
-    completeCollective(b, w);
-  } else {
-    yield(t);
-  }
+  if (w.arrived == w.mask) completeCollective(b, w);
+  yield(t);
   return t.collectiveResult;
 }
 
@@ -445,6 +439,7 @@ void Launch::access(const void *address, unsigned size, unsigned kind, const voi
   if (sync) {
     // Let other threads move first: a spinning thread must not starve the one it waits for.
     t.spinning = !write;
+    t.waitPc = pc;
     yield(t);
   }
   if (shadow) {
