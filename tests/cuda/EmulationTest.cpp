@@ -22,6 +22,18 @@ TEST_P(Emulation, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Models, Emulation, ::testing::ValuesIn(modelVariants()), variantName);
 INSTANTIATE_TEST_SUITE_P(EdgeCases, Emulation, ::testing::ValuesIn(edgeRecurrences()), variantName);
 
+// A long sequence: T = 10^5 steps through every plan (chunk carries across many chunks), forward
+// and backward, against the float64 reference.
+TEST(Emulation, MinGruOverAHundredThousandSteps) {
+  auto compiled = compileReference(readModel("mingru"), "mingru.scan");
+  ASSERT_TRUE(compiled);
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  ErrorSummary summary;
+  std::vector<cuda::Shape> shapes = {{1, 100000, {{"d", 5}}}};
+  checkAgainstReference(*compiled->module, *device, summary, 3, &shapes);
+  std::cout << "[ emulation ] mingru T=100000: " << summary.describe() << "\n";
+}
+
 // The package `scanc --emit-package` wrote at build time, read from disk with its goldens, exactly
 // as scan-package-run does on a GPU machine.
 TEST(EmittedPackage, GoldensPassOnTheEmulation) {

@@ -14,10 +14,11 @@
 namespace scanforge::test {
 
 // Odd shapes: T=1; T=37 (no multiple of any chunk tried); one channel (D=1); 33 channels (a
-// partial second warp); register dimensions of `registerSize` (N=3).
+// partial second warp); 130 channels (two blocks of 128 threads and a partial third along x);
+// register dimensions of `registerSize` (N=3).
 inline std::vector<cuda::Shape> oddShapes(const cuda::RecurrenceDesc &rec, int64_t registerSize) {
-  std::vector<cuda::Shape> shapes = {{2, 1, {}}, {2, 37, {}}, {3, 20, {}}, {1, 9, {}}};
-  const int64_t channelSizes[] = {3, 3, 1, 33};
+  std::vector<cuda::Shape> shapes = {{2, 1, {}}, {2, 37, {}}, {3, 20, {}}, {1, 9, {}}, {2, 45, {}}};
+  const int64_t channelSizes[] = {3, 3, 1, 33, 130};
   for (size_t s = 0; s < shapes.size(); ++s) {
     for (size_t i = 0; i < rec.channelDims.size(); ++i) shapes[s].dims[rec.channelDims[i]] = i == 0 ? channelSizes[s] : 2;
     for (const std::string &d : rec.registerDims) shapes[s].dims[d] = registerSize;
@@ -37,8 +38,9 @@ struct ErrorSummary {
   }
 };
 
+// `shapes` replaces the odd shapes when given.
 inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &device, ErrorSummary &summary,
-                                  int64_t registerSize = 3) {
+                                  int64_t registerSize = 3, const std::vector<cuda::Shape> *shapes = nullptr) {
   cuda::KernelPackage package = packageOf(module);
   mlir::SymbolTable symbols(module);
   mlir::ModuleAnalysisManager analyses(module, /*passInstrumentor=*/nullptr);
@@ -48,7 +50,7 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
     cuda::RecurrenceRunner runner(package, rec.name, device);
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
     scan::RecurrenceOp bwd = scan::backwardOf(fwd);
-    for (const cuda::Shape &shape : oddShapes(rec, registerSize))
+    for (const cuda::Shape &shape : shapes ? *shapes : oddShapes(rec, registerSize))
       for (bool withInitial : {true, false}) {
         cuda::Golden golden = cuda::readGolden(package::makeGolden(fwd, bwd, analyses, shape, seed++, withInitial), rec.name);
         for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {

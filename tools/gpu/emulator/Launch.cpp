@@ -56,7 +56,7 @@ struct Block {
   uint32_t linear = 0;
   std::vector<Thread> threads;
   std::vector<Warp> warps;
-  std::vector<std::byte> sharedStorage;
+  std::unique_ptr<std::byte[]> sharedStorage;
   uintptr_t sharedBase = 0;
   size_t sharedUsed = 0;  // dynamic + static allocated so far
   std::map<unsigned, uintptr_t> staticShared;
@@ -202,11 +202,12 @@ void Launch::dispatch(uint32_t linear) {
   auto b = std::make_unique<Block>();
   b->linear = linear;
   b->index = {linear % grid_.x, linear / grid_.x % grid_.y, linear / grid_.x / grid_.y};
-  // Shared memory: NaN everywhere (0xff bytes) at block start, guarded on both sides.
-  b->sharedStorage.assign(config_.sharedBytes + kStaticSharedBytes + 2 * kSharedGuard, std::byte{0xff});
-  b->sharedBase = reinterpret_cast<uintptr_t>(b->sharedStorage.data()) + kSharedGuard;
+  // Shared memory, guarded on both sides: NaN (0xff bytes) wherever the block may read it.
+  b->sharedStorage.reset(new std::byte[config_.sharedBytes + kStaticSharedBytes + 2 * kSharedGuard]);
+  b->sharedBase = reinterpret_cast<uintptr_t>(b->sharedStorage.get()) + kSharedGuard;
   b->sharedUsed = config_.sharedBytes;
-  if (options_.detectRaces) b->sharedShadow = std::make_unique<Shadow>(config_.sharedBytes + kStaticSharedBytes);
+  std::memset(reinterpret_cast<void *>(b->sharedBase), 0xff, config_.sharedBytes);
+  if (options_.detectRaces) b->sharedShadow = std::make_unique<Shadow>(config_.sharedBytes);
   unsigned n = config_.block;
   b->threads.resize(n);
   b->warps.resize((n + kWarp - 1) / kWarp);
@@ -473,6 +474,8 @@ void *Launch::staticShared(unsigned id, size_t bytes, size_t align) {
   if (offset + bytes > config_.sharedBytes + kStaticSharedBytes)
     fail(where(*current_) + ": static __shared__ arrays exceed " + std::to_string(kStaticSharedBytes) + " bytes");
   b.sharedUsed = offset + bytes;
+  std::memset(reinterpret_cast<void *>(b.sharedBase + offset), 0xff, bytes);
+  if (b.sharedShadow) b.sharedShadow->grow(b.sharedUsed);
   return reinterpret_cast<void *>(b.staticShared[id] = b.sharedBase + offset);
 }
 

@@ -10,6 +10,7 @@
 // and the last read (a race with an older read can go unseen; a reported race is always real).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,7 @@ class Shadow {
  public:
   explicit Shadow(size_t bytes) : words_((bytes + 3) / 4) {}
   ShadowWord &word(size_t offset) { return words_[offset / 4]; }
+  void grow(size_t bytes) { words_.resize(std::max(words_.size(), (bytes + 3) / 4)); }
 
  private:
   std::vector<ShadowWord> words_;
