@@ -6,7 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
-#include <regex>
+#include <algorithm>
 #include <sstream>
 
 #include "runtime/cuda/CudaError.h"
@@ -50,23 +50,54 @@ int findSegments(dl_phdr_info *info, size_t, void *data) {
 
 }  // namespace
 
+namespace {
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// Splits `[extern] __shared__ [__align__(N)] TYPE NAME[EXTENTS]; [// comment]`, or returns false.
+bool splitSharedDeclaration(const std::string &line, bool &isExtern, std::string &type, std::string &name,
+                            std::string &extents) {
+  std::string rest = trim(line.substr(0, line.find("//")));
+  isExtern = rest.rfind("extern", 0) == 0;
+  if (isExtern) rest = trim(rest.substr(6));
+  if (rest.rfind("__shared__", 0) != 0 || rest.empty() || rest.back() != ';') return false;
+  rest = trim(rest.substr(10, rest.size() - 11));
+  if (rest.rfind("__align__(", 0) == 0) rest = trim(rest.substr(rest.find(')') + 1));
+  size_t nameEnd = rest.size();
+  while (nameEnd > 0 && rest[nameEnd - 1] == ']') {
+    size_t open = rest.rfind('[', nameEnd - 1);
+    if (open == std::string::npos) return false;
+    nameEnd = rest.find_last_not_of(" \t", open - 1) + 1;
+  }
+  extents = rest.substr(nameEnd);
+  extents.erase(std::remove(extents.begin(), extents.end(), ' '), extents.end());
+  size_t nameBegin = nameEnd;
+  while (nameBegin > 0 && (std::isalnum(static_cast<unsigned char>(rest[nameBegin - 1])) || rest[nameBegin - 1] == '_'))
+    --nameBegin;
+  name = rest.substr(nameBegin, nameEnd - nameBegin);
+  type = trim(rest.substr(0, nameBegin));
+  return !name.empty() && !type.empty();
+}
+
+}  // namespace
+
 std::string rewriteSharedDeclarations(const std::string &source, const std::string &file) {
-  static const std::regex declaration(
-      R"(^(\s*)(extern\s+)?__shared__\s+(?:__align__\(\d+\)\s+)?([A-Za-z_][\w:<>\s\*]*?)\s+(\w+)\s*((?:\[[^\]]*\])*)\s*;\s*(//.*)?$)");
   std::istringstream in(source);
   std::ostringstream out;
-  std::string line;
+  std::string line, type, name, extents;
+  bool isExtern = false;
   unsigned id = 0;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    std::smatch m;
-    if (line.find("__shared__") == std::string::npos || !std::regex_match(line, m, declaration)) {
+    if (line.find("__shared__") == std::string::npos || !splitSharedDeclaration(line, isExtern, type, name, extents)) {
       out << line << "\n";
       continue;
     }
-    std::string type = m[3], name = m[4], extents = m[5];
-    if (m[2].matched) {
+    if (isExtern) {
       if (extents != "[]")
         throw CudaError(file + ":" + std::to_string(number) + ": the emulator takes `extern __shared__ T name[];` only");
       out << "#define " << name << " (static_cast<" << type << " *>(sf_emu_dynamic_shared()))\n";
