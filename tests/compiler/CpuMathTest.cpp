@@ -65,6 +65,30 @@ recurrence math(x[d], p[d]) -> y[d], z[d], w[d] {
   for (const ErrorStats *stats : {&e, &l, &s}) EXPECT_LE(std::fabs(stats->bias()), 1e-8);
 }
 
+// Decays close to 1 are exponentials of small negative numbers: a bias there compounds over
+// every step of a long sequence (issue found at T = 10^5 with decay 1 - 1e-4).
+TEST(CpuMath, ExpNearZeroIsUnbiased) {
+  const int64_t d = 1000, T = 1000;
+  CompiledModule module = compileModuleSource("near.scan", R"(
+recurrence near(x[d]) -> y[d] {
+  s = 0.5 * s + x
+  y = exp(x) + 0 * s
+}
+)");
+  Recurrence rec = module.recurrence();
+  std::mt19937_64 gen(11);
+  std::uniform_real_distribution<float> small(-1e-3f, 0.0f);
+  std::vector<float> x(T * d), y(T * d);
+  for (float &v : x) v = small(gen);
+  std::vector<int64_t> shape = {1, T, d};
+  rec.forward({{"x", {x.data(), shape}}}, {}, {}, {{"y", {y.data(), shape}}}, {}, nullptr);
+  ErrorStats e;
+  for (int64_t i = 0; i < T * d; ++i) e.add(y[i], std::exp(static_cast<double>(x[i])));
+  std::printf("[ math ] exp on [-1e-3, 0]: max %.2f ulp, bias %.2e\n", e.maxUlps, e.bias());
+  EXPECT_LE(e.maxUlps, 1.0);
+  EXPECT_LE(std::fabs(e.bias()), 5e-9);
+}
+
 // The NaN policy of the functions: NaN in, NaN out; log's edges.
 TEST(CpuMath, SpecialArguments) {
   CompiledModule module = compileModuleSource("edges.scan", R"(

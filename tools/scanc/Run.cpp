@@ -54,6 +54,7 @@ struct Tensors {
       for (double &v : t.data) {
         do v = dist(gen);
         while (std::fabs(v) < 0.05);  // never zero
+        v = static_cast<float>(v);     // the reference reads exactly what the backend reads
       }
     std::vector<float> &f = f32[key];
     f.assign(t.data.begin(), t.data.end());
