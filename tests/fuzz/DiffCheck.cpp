@@ -243,8 +243,16 @@ void checkCuda(Checker &c, const CompiledModule &module, const cuda::Shape &shap
     golden.bf16Tolerance = 1e-2;
     for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
       std::string what = "CUDA (emulated, " + choice.describe() + (withInitial ? ", with initial states)" : ")");
+      // A forced chunk length beyond what the kernels' shared memory holds (wide register
+      // dimensions) is refused by the planner, rightly: run that strategy at its own length.
+      cuda::Plan plan;
       try {
-        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk));
+        plan = runner.plan(shape, choice.strategy, choice.chunk);
+      } catch (const cuda::CudaError &) {
+        plan = runner.plan(shape, choice.strategy, std::nullopt);
+      }
+      try {
+        cuda::GoldenReport report = cuda::runGolden(runner, golden, plan);
         for (const cuda::TensorCheck &t : report.checks)
           if (!t.passed())
             c.fail("cuda-mismatch", what + " " + t.stage + " '" + t.name + "': relative error " + std::to_string(t.error) +
