@@ -46,6 +46,16 @@ Fiber::~Fiber() {
   munmap(stack_, bytes_);
 }
 
+void Fiber::prepare(Body body, void *argument) {
+#if SF_ASAN
+  // A body that returned has unpoisoned its frames; one abandoned midway has not.
+  if (!finished_) __asan_unpoison_memory_region(stack_, bytes_);
+#endif
+  body_ = body;
+  argument_ = argument;
+  finished_ = false;
+}
+
 #if defined(__x86_64__)
 // sf_fiber_switch(save, next): pushes the callee-saved registers and the SSE/x87 control words,
 // stores the stack pointer in *save, and pops the same from `next`. sf_fiber_entry is where a new
@@ -89,13 +99,7 @@ sf_fiber_entry:
 extern "C" void sf_fiber_entry();
 
 void Fiber::start(Body body, void *argument) {
-#if SF_ASAN
-  // A body that returned has unpoisoned its frames; one abandoned midway has not.
-  if (!finished_) __asan_unpoison_memory_region(stack_, bytes_);
-#endif
-  body_ = body;
-  argument_ = argument;
-  finished_ = false;
+  prepare(body, argument);
   // The frame sf_fiber_switch pops: control words, r15, r14, r13, r12, rbx, rbp, return address;
   // 16-byte aligned so that sf_fiber_entry's call sees an aligned stack.
   auto top = reinterpret_cast<uintptr_t>(stack_ + bytes_) & ~uintptr_t{15};
@@ -118,13 +122,7 @@ void Fiber::switchTo(bool toFiber) {
 }
 #else
 void Fiber::start(Body body, void *argument) {
-#if SF_ASAN
-  // A body that returned has unpoisoned its frames; one abandoned midway has not.
-  if (!finished_) __asan_unpoison_memory_region(stack_, bytes_);
-#endif
-  body_ = body;
-  argument_ = argument;
-  finished_ = false;
+  prepare(body, argument);
   getcontext(&context_);
   context_.uc_stack.ss_sp = stack_;
   context_.uc_stack.ss_size = bytes_;

@@ -34,6 +34,7 @@ class Fiber {
   }
 
  private:
+  void prepare(Body body, void *argument);
   static void run(Fiber *self);
   void switchTo(bool toFiber);
 

@@ -84,26 +84,16 @@ inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z,
 inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 
 // ---- bit casts and fast math ----
-inline unsigned __float_as_uint(float x) {
-  unsigned u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
+template <typename To, typename From>
+inline To sf_emu_bit_cast(From x) {
+  To y;
+  std::memcpy(&y, &x, sizeof y);
+  return y;
 }
-inline float __uint_as_float(unsigned u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-inline int __float_as_int(float x) {
-  int i;
-  std::memcpy(&i, &x, sizeof i);
-  return i;
-}
-inline float __int_as_float(int i) {
-  float x;
-  std::memcpy(&x, &i, sizeof x);
-  return x;
-}
+inline unsigned __float_as_uint(float x) { return sf_emu_bit_cast<unsigned>(x); }
+inline float __uint_as_float(unsigned u) { return sf_emu_bit_cast<float>(u); }
+inline int __float_as_int(float x) { return sf_emu_bit_cast<int>(x); }
+inline float __int_as_float(int i) { return sf_emu_bit_cast<float>(i); }
 inline float __expf(float x) { return expf(x); }
 inline float __logf(float x) { return logf(x); }
 inline float __fdividef(float a, float b) { return a / b; }
