@@ -1,0 +1,102 @@
+// Saturation and non-finite inputs, per model, on the CPU backend against the float64 reference:
+// pre-activations of +-100 and +-1e4, and inputs holding +inf, -inf and NaN. Wherever the
+// sequential float64 math is finite, the backend's outputs, final states and gradients are finite;
+// where a NaN input made it NaN, they are NaN (propagated). Where float64 overflows to +-inf the
+// backend may saturate instead (exp clamps its argument, docs/dsl.md), so those elements are not
+// compared, and where infinite inputs meet (inf - inf, 0 * inf) float64's NaN may be the backend's
+// +-inf: non-finite either way, which is what is checked there.
+#include <cmath>
+
+#include "tests/compiler/CpuBuffers.h"
+#include "tests/compiler/ModelHarness.h"
+
+namespace scanforge::test {
+namespace {
+
+struct Scenario {
+  std::string name;
+  double scale;                // every input times this
+  std::vector<double> specials;  // written over the first elements of every input
+};
+
+const std::vector<Scenario> &scenarios() {
+  static const std::vector<Scenario> all = {
+      {"pm100", 100.0, {}}, {"pm1e4", 1e4, {}}, {"inf", 1.0, {INFINITY, -INFINITY}}, {"nan", 1.0, {NAN}}};
+  return all;
+}
+
+struct Counts {
+  size_t compared = 0, nan = 0;
+};
+
+// Element by element: finite where the reference is finite, NaN where it is NaN.
+void checkFiniteness(const std::string &what, const Tensor &got, const Tensor &want, bool nanInputs, Counts &counts) {
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    double w = want.data[i], g = got.data[i];
+    if (std::isinf(w)) continue;
+    ++counts.compared;
+    if (std::isnan(w)) {
+      ++counts.nan;
+      if (nanInputs)
+        EXPECT_TRUE(std::isnan(g)) << what << "[" << i << "]: the reference is NaN, the backend " << g;
+      else
+        EXPECT_FALSE(std::isfinite(g)) << what << "[" << i << "]: the reference is NaN, the backend " << g;
+    } else {
+      EXPECT_TRUE(std::isfinite(g)) << what << "[" << i << "]: the reference is " << w << ", the backend " << g;
+    }
+  }
+}
+
+class Saturation : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Saturation, FiniteWhereFloat64IsFiniteAndNaNOnlyWhereItIsNaN) {
+  const std::string model = GetParam();
+  std::string source = readModel(model);
+  auto ref = compileReference(source, model + ".scan");
+  ASSERT_TRUE(ref);
+  Recurrence rec = compileSource(model + ".scan", source);
+  const Sizes sizes{2, 9, {{"d", 5}, {"n", 3}, {"k", 3}, {"e", 2}}};
+  for (const Scenario &scenario : scenarios()) {
+    SCOPED_TRACE(model + " " + scenario.name);
+    Problem p = randomProblem(ref->forward, sizes, /*withInitial=*/true, 17);
+    for (auto &[name, t] : p.in.inputs) {
+      for (double &v : t.data) v *= scenario.scale;
+      for (size_t i = 0; i < scenario.specials.size() && i < t.data.size(); ++i) t.data[i] = scenario.specials[i];
+    }
+    reference::RunResult want = reference::run(ref->forward, p.in);
+    reference::Gradients wantGrads = backwardGradients(ref->forward, ref->backward, p);
+
+    Buffers buf;
+    TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
+    TensorViews outputs, finals, outputGrads = buf.add(p.outputWeights, ".w"), finalGrads = buf.add(p.finalWeights, ".fw");
+    Shapes shapes = rec.shapesOf(inputs, params);
+    for (const Port &o : rec.signature().outputs) outputs[o.name] = buf.add("out." + o.name, shapes.step(o));
+    for (const Port &s : rec.signature().states) finals[s.name] = buf.add("final." + s.name, shapes.state(s));
+    SavedStates saved;
+    rec.forward(inputs, params, initial, outputs, finals, &saved);
+    TensorViews inputGrads, paramGrads, initialGrads;
+    for (const Port &in : rec.signature().inputs) inputGrads[in.name] = buf.add("dx." + in.name, shapes.step(in));
+    for (const Port &par : rec.signature().params) paramGrads[par.name] = buf.add("dp." + par.name, shapes.param(par));
+    for (const Port &s : rec.signature().states) initialGrads[s.name] = buf.add("dh0." + s.name, shapes.state(s));
+    rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
+
+    Counts counts;
+    bool nanInputs = scenario.name == "nan";
+    for (auto &[name, t] : want.outputs) checkFiniteness("output " + name, buf.tensor("out." + name), t, nanInputs, counts);
+    for (auto &[name, t] : want.finals) checkFiniteness("final " + name, buf.tensor("final." + name), t, nanInputs, counts);
+    for (auto &[name, t] : wantGrads.inputs) checkFiniteness("input grad " + name, buf.tensor("dx." + name), t, nanInputs, counts);
+    for (auto &[name, t] : wantGrads.params) checkFiniteness("param grad " + name, buf.tensor("dp." + name), t, nanInputs, counts);
+    for (auto &[name, t] : wantGrads.initial)
+      checkFiniteness("initial-state grad " + name, buf.tensor("dh0." + name), t, nanInputs, counts);
+    EXPECT_GT(counts.compared, 0u);
+    if (scenario.name == "nan") EXPECT_GT(counts.nan, 0u) << "a NaN input reached nothing";
+    std::printf("[ saturation ] %s %s: %zu elements compared, %zu NaN in float64\n", model.c_str(),
+                scenario.name.c_str(), counts.compared, counts.nan);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Saturation, ::testing::ValuesIn(allModels()),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+}  // namespace
+}  // namespace scanforge::test
