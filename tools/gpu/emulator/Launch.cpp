@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/cuda/CudaError.h"
+#include "tools/gpu/model/Occupancy.h"
 
 namespace scanforge::gpu {
 
@@ -608,11 +609,8 @@ Fiber *FiberPool::take() {
 }
 
 unsigned residentBlocksPerSm(unsigned threads, size_t sharedBytes) {
-  constexpr unsigned kThreadsPerSm = 2048, kBlocksPerSm = 32;
-  constexpr size_t kSharedPerSm = 228 * 1024, kSharedReservedPerBlock = 1024;
-  unsigned byThreads = kThreadsPerSm / std::max(1u, threads);
-  unsigned byShared = static_cast<unsigned>(kSharedPerSm / (sharedBytes + kSharedReservedPerBlock));
-  return std::max(1u, std::min({kBlocksPerSm, byThreads, byShared}));
+  // Registers are unknown here (no SASS): threads, blocks and shared memory limit.
+  return occupancy(h100(), {threads, 0, sharedBytes}).blocksPerSm;
 }
 
 void runLaunch(const KernelLibrary &library, const std::string &kernel, const cuda::LaunchConfig &config, void **args,
