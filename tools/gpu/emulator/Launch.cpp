@@ -5,6 +5,8 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <unordered_map>
 
 #include "runtime/cuda/CudaError.h"
 #include "tools/gpu/model/Occupancy.h"
@@ -114,6 +116,7 @@ class Launch {
   [[noreturn]] void fail(const std::string &message);
   std::string where(const Thread &t) const;
   std::string line(const void *pc) const { return lib_.site(lib_.offsetOf(pc)); }
+  uintptr_t lineKey(const LaneAccess &access);
   void setState(Thread &t, State s);
   void yield(Thread &t);
   void dispatch(uint32_t linear);
@@ -139,6 +142,9 @@ class Launch {
   FiberPool &fibers_;
   LaunchOptions options_;
   std::map<uintptr_t, PcTraffic> &traffic_;
+  // pc -> the first pc seen of its source line and kind (an access's pc has one kind)
+  std::unordered_map<uintptr_t, uintptr_t> lineKeys_;
+  std::map<std::tuple<std::string, bool, bool>, uintptr_t> firstPcOfLine_;
   KernelLibrary::Entry entry_;
   dim3 grid_, blockDim_;
   std::mt19937_64 rng_;
@@ -500,7 +506,16 @@ void Launch::runWarp(Block &b, unsigned warp) {
     }
     logs.push_back(&t.log);
   }
-  if (options_.recordTraffic) TrafficRecorder::mergeWarp(logs, traffic_);
+  if (options_.recordTraffic) TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); });
+}
+
+uintptr_t Launch::lineKey(const LaneAccess &a) {
+  auto it = lineKeys_.find(a.pc);
+  if (it != lineKeys_.end()) return it->second;
+  std::tuple<std::string, bool, bool> kind{line(reinterpret_cast<const void *>(a.pc)), a.store, a.shared};
+  uintptr_t key = firstPcOfLine_.emplace(std::move(kind), a.pc).first->second;
+  lineKeys_[a.pc] = key;
+  return key;
 }
 
 std::string Launch::deadlockReport(const std::string &what) const {
