@@ -16,6 +16,7 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
     throw std::invalid_argument(sass.kernel + ": " + e.what());
   }
   p.blocks = uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
+  if (p.blocks == 0) throw std::invalid_argument(sass.kernel + ": an empty grid");
   const double warpsPerBlock = (launch.block + 31) / 32;
   const double blocksOnSm = std::ceil(static_cast<double>(p.blocks) / d.multiprocessors);  // the busiest SM
   const double resident = std::min<double>(p.occupancy.blocksPerSm, blocksOnSm);
