@@ -506,7 +506,14 @@ void Launch::runWarp(Block &b, unsigned warp) {
     }
     logs.push_back(&t.log);
   }
-  if (options_.recordTraffic) TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); });
+  if (!options_.recordTraffic) return;
+  // Source lines of program counters not seen yet, in one addr2line run.
+  std::set<uint32_t> unseen;
+  for (const std::vector<LaneAccess> *log : logs)
+    for (const LaneAccess &a : *log)
+      if (!lineKeys_.count(a.pc)) unseen.insert(lib_.offsetOf(reinterpret_cast<const void *>(a.pc)));
+  if (!unseen.empty()) lib_.sites({unseen.begin(), unseen.end()});
+  TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); });
 }
 
 uintptr_t Launch::lineKey(const LaneAccess &a) {
