@@ -1,5 +1,6 @@
 #include "compiler/halide/Lowering.h"
 
+#include "compiler/halide/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace scanforge::cpu {
@@ -10,14 +11,12 @@ using Halide::Var;
 
 namespace {
 
-// exp within f32's range, by Halide's polynomial (accurate to about 2^-18 relative).
-Expr clampedExp(Expr a) { return Halide::fast_exp(Halide::clamp(a, -87.0f, 88.0f)); }
 // 1/x from the hardware estimate and one Newton step (about 2^-22 relative).
 Expr reciprocal(Expr x) {
   Expr r = Halide::fast_inverse(x);
   return r * (2.0f - x * r);
 }
-Expr sigmoid(Expr a) { return reciprocal(1.0f + clampedExp(-a)); }
+Expr sigmoid(Expr a) { return reciprocal(1.0f + cpu::exp(-a)); }
 
 // atomic() vectorisation of a reduction needs Halide to prove its update associative, and the
 // prover does not see through every term (quotients, for one); such a sum keeps the plain schedule.
@@ -90,15 +89,15 @@ Expr Lowering::compute(int id) {
       .Case<arith::XOrIOp>([&](auto) { return x(0) != x(1); })
       .Case<arith::SelectOp>([&](auto) { return Halide::select(x(0), x(1), x(2)); })
       .Case<arith::CmpFOp>([&](arith::CmpFOp cmp) { return compare(cmp.getPredicate(), x(0), x(1)); })
-      .Case<math::ExpOp>([&](auto) { return clampedExp(x(0)); })
-      .Case<math::LogOp>([&](auto) { return Halide::log(x(0)); })
+      .Case<math::ExpOp>([&](auto) { return cpu::exp(x(0)); })
+      .Case<math::LogOp>([&](auto) { return cpu::log(x(0)); })
       .Case<math::TanhOp>([&](auto) { return Halide::tanh(x(0)); })
       .Case<math::SqrtOp>([&](auto) { return Halide::sqrt(x(0)); })
       .Case<math::AbsFOp>([&](auto) { return Halide::abs(x(0)); })
       .Case<scan::SigmoidOp>([&](auto) { return sigmoid(x(0)); })
       .Case<scan::SoftplusOp>([&](auto) {
         Expr a = x(0);  // max(a, 0) + log(1 + exp(-|a|)): no overflow for large |a|
-        return Halide::max(a, 0.0f) + Halide::log(1.0f + clampedExp(-Halide::abs(a)));
+        return Halide::max(a, 0.0f) + cpu::log1p(cpu::exp(-Halide::abs(a)));
       })
       .Case<scan::GOp>([&](auto) {
         Expr a = x(0);

@@ -96,7 +96,11 @@ inline std::map<std::string, std::string> sourcesOf(mlir::ModuleOp module) {
 
 // The kernel package of a compiled module, as `scanc --emit-package` would write it.
 inline cuda::KernelPackage packageOf(mlir::ModuleOp module) {
-  return cuda::KernelPackage::fromJson(manifestOf(module), sourcesOf(module));
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  mlir::FailureOr<cuda::KernelPackage> package = cuda::kernelPackage(kernelsOf(module), os);
+  if (mlir::failed(package)) throw std::runtime_error(errors);
+  return std::move(*package);
 }
 
 using gpu::EmulatedBackend;
@@ -107,8 +111,6 @@ inline std::unique_ptr<EmulatedBackend> emulatedBackend(uint64_t seed = 1) {
   gpu::EmulatorOptions options;
   options.seed = seed;
   options.cacheDir = SCANFORGE_EMULATION_CACHE;
-  options.compiler = SCANFORGE_EMULATION_CXX;
-  options.flags = SCANFORGE_EMULATION_FLAGS;
   return std::make_unique<EmulatedBackend>(options);
 }
 

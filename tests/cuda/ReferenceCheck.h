@@ -38,9 +38,16 @@ struct ErrorSummary {
   }
 };
 
-// `shapes` replaces the odd shapes when given.
+// What to run: the odd shapes (or `shapes`), every golden plan, with and without initial states.
+struct ReferenceRuns {
+  int64_t registerSize = 3;
+  std::optional<std::vector<cuda::Shape>> shapes;
+  std::vector<cuda::PlanChoice> plans = cuda::goldenPlans();
+  std::vector<bool> initialStates = {true, false};
+};
+
 inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &device, ErrorSummary &summary,
-                                  int64_t registerSize = 3, const std::vector<cuda::Shape> *shapes = nullptr) {
+                                  const ReferenceRuns &runs = {}) {
   cuda::KernelPackage package = packageOf(module);
   mlir::SymbolTable symbols(module);
   mlir::ModuleAnalysisManager analyses(module, /*passInstrumentor=*/nullptr);
@@ -50,10 +57,10 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
     cuda::RecurrenceRunner runner(package, rec.name, device);
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
     scan::RecurrenceOp bwd = scan::backwardOf(fwd);
-    for (const cuda::Shape &shape : shapes ? *shapes : oddShapes(rec, registerSize))
-      for (bool withInitial : {true, false}) {
+    for (const cuda::Shape &shape : runs.shapes ? *runs.shapes : oddShapes(rec, runs.registerSize))
+      for (bool withInitial : runs.initialStates) {
         cuda::Golden golden = cuda::readGolden(package::makeGolden(fwd, bwd, analyses, shape, seed++, withInitial), rec.name);
-        for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
+        for (const cuda::PlanChoice &choice : runs.plans) {
           SCOPED_TRACE(rec.name + " " + shape.describe() + (withInitial ? " with initial states" : " from zero") + ", " +
                        choice.describe());
           cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk);

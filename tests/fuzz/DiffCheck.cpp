@@ -7,6 +7,9 @@
 //  The floor 1e-2 * sqrt(N) keeps tensors that cancel to almost nothing (a [B] initial-state
 //  gradient at B = 1 summing T terms of O(1)) from dividing by ~0: below it the bound is absolute,
 //  1e-6 per element for f32, about ten ulps of the O(1) terms that cancelled (seed 1029 needed it).
+//  * CUDA kernels (every plan the golden checks use: the planner's, sequential with L=4, chunked
+//    with L=5 and L=1), the same bounds as the CPU backend, against the reference through golden
+//    vectors at the program's sizes.
 //  * Finite differences (float64 reference only, h = 1e-5 and h/4): |fd - analytic| <= 1e-5 *
 //    (1 + |analytic|) + 1e-9 * |L|; a coordinate whose two differences disagree by more than that
 //    sits on a kink (abs, relu, min, where) and is skipped.
@@ -19,8 +22,12 @@
 
 #include "compiler/api/CompiledModuleImpl.h"
 #include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
+#include "compiler/mlir/Target/Cuda/CudaEmitter.h"
 #include "compiler/mlir/Target/Reference/Gradients.h"
+#include "compiler/package/GoldenVectors.h"
+#include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/Goldens.h"
+#include "runtime/cuda/RecurrenceRunner.h"
 
 namespace scanforge::fuzz {
 namespace {
@@ -211,9 +218,48 @@ struct Checker {
   }
 };
 
+// The module's CUDA kernels on the concurrent emulator, with and without initial states, under
+// every golden plan.
+void checkCuda(Checker &c, const CompiledModule &module, const cuda::Shape &shape, uint64_t seed,
+               const gpu::EmulatorOptions &options) {
+  const std::vector<cuda::RecurrenceDesc> *kernels = nullptr;
+  try {
+    kernels = &module.impl().cudaKernels();
+  } catch (const CompileError &e) {
+    return c.fail("cuda-compile", e.what());
+  }
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  mlir::FailureOr<cuda::KernelPackage> package = cuda::kernelPackage(*kernels, os);
+  if (mlir::failed(package)) return c.fail("cuda-compile", errors);
+  gpu::EmulatedBackend device(options);
+  cuda::RecurrenceRunner runner(*package, c.fwd.getSymName().str(), device);
+  for (bool withInitial : {false, true}) {
+    cuda::Golden golden = cuda::readGolden(
+        package::makeGolden(c.fwd, c.bwd, module.impl().analyses(), shape, static_cast<uint32_t>(seed) + withInitial,
+                            withInitial),
+        "fuzz");
+    golden.f32Tolerance = 1e-4;
+    golden.bf16Tolerance = 1e-2;
+    for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
+      std::string what = "CUDA (emulated, " + choice.describe() + (withInitial ? ", with initial states)" : ")");
+      try {
+        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk));
+        for (const cuda::TensorCheck &t : report.checks)
+          if (!t.passed())
+            c.fail("cuda-mismatch", what + " " + t.stage + " '" + t.name + "': relative error " + std::to_string(t.error) +
+                                        " > " + std::to_string(t.tolerance));
+      } catch (const cuda::CudaError &e) {
+        return c.fail("cuda-error", what + ": " + e.what());
+      }
+    }
+  }
+}
+
 }  // namespace
 
-CheckResult checkProgram(const std::string &name, const std::string &source, uint64_t seed) {
+CheckResult checkProgram(const std::string &name, const std::string &source, uint64_t seed,
+                         const gpu::EmulatorOptions *cuda) {
   CheckResult r;
   try {
     CompiledModule module = compileModuleSource(name, source);
@@ -245,6 +291,16 @@ CheckResult checkProgram(const std::string &name, const std::string &source, uin
       }
       c.log << "  run " << (withInitial ? "with" : "without") << " initial states\n";
       if (!c.run(p, /*finiteDifferences=*/withInitial, seed)) return {CheckResult::Skip, "", "reference not finite"};
+    }
+    if (cuda) {
+      cuda::Shape shape{B, T, {}};
+      for (mlir::Operation &op : c.fwd.getBodyBlock())
+        if (auto port = llvm::dyn_cast<scan::PortOpInterface>(op))
+          for (mlir::Attribute d : port.getDims()) {
+            std::string dim = llvm::cast<mlir::StringAttr>(d).str();
+            shape.dims[dim] = sizes.at(dim);
+          }
+      checkCuda(c, module, shape, seed, *cuda);
     }
     if (c.failed) return {CheckResult::Fail, c.category, c.log.str()};
     return r;

@@ -1,5 +1,6 @@
 // scan-fuzz: random-program differential testing of the compiler (docs/fuzzing.md).
-//   scan-fuzz --seconds 90 --seed 1 --out DIR     generate, compile, run reference vs CPU, reduce failures
+//   scan-fuzz --seconds 90 --seed 1 --out DIR     generate, compile, run reference vs CPU vs CUDA, reduce failures
+//   (every mode: --no-cuda skips the CUDA kernels, which run on the concurrent emulator)
 //   scan-fuzz --print SEED                        print the program of a seed (and --mutant: its mutant)
 //   scan-fuzz --file F.scan [--seed S]            check one file (a reproducer or a regression input)
 //   scan-fuzz --self-test N --scanc PATH --out DIR   programs pass `scanc check`, mutants exit 1 located
@@ -22,6 +23,9 @@
 namespace {
 
 using namespace scanforge::fuzz;
+
+// The emulator the CUDA kernels run on, libraries cached in the output directory (null: --no-cuda).
+const scanforge::gpu::EmulatorOptions *cudaEmulator = nullptr;
 
 struct Outcome {
   CheckResult::Status status;
@@ -66,7 +70,7 @@ Outcome isolated(F check, unsigned seconds = 180) {
 // failure keeps its category.
 Program reduce(Program p, const Outcome &failure, uint64_t seed) {
   auto persists = [&](const Program &q) {
-    Outcome o = isolated([&] { return checkProgram("fz.scan", q.text(), seed); });
+    Outcome o = isolated([&] { return checkProgram("fz.scan", q.text(), seed, cudaEmulator); });
     return o.status == CheckResult::Fail && o.category == failure.category;
   };
   for (bool changed = true; changed;) {
@@ -106,7 +110,7 @@ int fuzz(uint64_t seed, long count, double seconds, const std::filesystem::path 
     Program p = generate(s);
     ++generated;
     std::string text = p.text();
-    Outcome o = isolated([&] { return checkProgram("fz.scan", text, s); });
+    Outcome o = isolated([&] { return checkProgram("fz.scan", text, s, cudaEmulator); });
     Mutant m = mutate(p, s);
     Outcome mo = isolated([&] { return checkRejected("mutant.scan", m.program.text()); });
     counts[mo.status == CheckResult::Pass ? "mutants rejected" : "mutant failures"]++;
@@ -191,7 +195,7 @@ int main(int argc, char **argv) {
   long count = -1, selfN = 0;
   double seconds = 0;
   std::string out = "fuzz-out", file, scanc, print, regressions;
-  bool doReduce = true, mutant = false;
+  bool doReduce = true, mutant = false, withCuda = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -206,6 +210,7 @@ int main(int argc, char **argv) {
     else if (a == "--print") print = next();
     else if (a == "--mutant") mutant = true;
     else if (a == "--no-reduce") doReduce = false;
+    else if (a == "--no-cuda") withCuda = false;
     else if (a == "--self-test") selfN = std::stol(next());
     else if (a == "--scanc") scanc = next();
     else if (a == "--regressions") regressions = next();
@@ -217,6 +222,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (selfN) return selfTest(selfN, scanc, out);
+  scanforge::gpu::EmulatorOptions emulator;
+  emulator.cacheDir = std::filesystem::absolute(out.empty() ? "fuzz-out" : out) / "emulation-cache";
+  if (withCuda) cudaEmulator = &emulator;
   if (!regressions.empty()) {
     int failed = 0, files = 0;
     for (const auto &entry : std::filesystem::directory_iterator(regressions)) {
@@ -226,7 +234,7 @@ int main(int argc, char **argv) {
       std::stringstream text;
       text << in.rdbuf();
       for (uint64_t s = 1; s <= 3; ++s) {
-        Outcome o = isolated([&] { return checkProgram(entry.path().filename().string(), text.str(), s); });
+        Outcome o = isolated([&] { return checkProgram(entry.path().filename().string(), text.str(), s, cudaEmulator); });
         if (o.status != CheckResult::Fail) continue;
         std::cout << entry.path().string() << " seed " << s << ": FAIL [" << o.category << "]\n" << o.detail << "\n";
         ++failed;
@@ -239,7 +247,7 @@ int main(int argc, char **argv) {
     std::ifstream in(file);
     std::stringstream text;
     text << in.rdbuf();
-    Outcome o = isolated([&] { return checkProgram(std::filesystem::path(file).filename().string(), text.str(), seed); });
+    Outcome o = isolated([&] { return checkProgram(std::filesystem::path(file).filename().string(), text.str(), seed, cudaEmulator); });
     std::cout << file << ": " << (o.status == CheckResult::Pass ? "pass" : o.status == CheckResult::Skip ? "skip" : "FAIL [" + o.category + "]")
               << "\n" << (o.status == CheckResult::Pass ? "" : o.detail + "\n");
     return o.status == CheckResult::Fail ? 1 : 0;

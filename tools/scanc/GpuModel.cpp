@@ -235,15 +235,11 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
   CompiledModule module = compileModule(path);  // CompileError: the caller reports it
   std::string errors;
   llvm::raw_string_ostream os(errors);
-  const std::vector<RecurrenceDesc> &recurrences = module.impl().cudaKernels();
-  mlir::FailureOr<nlohmann::json> manifest = cuda::packageManifest(recurrences, os);
-  if (mlir::failed(manifest)) {
+  mlir::FailureOr<cuda::KernelPackage> package = cuda::kernelPackage(module.impl().cudaKernels(), os);
+  if (mlir::failed(package)) {
     std::cerr << "scanc: error: " << path << ": " << errors << "\n";
     return kUserError;
   }
-  std::map<std::string, std::string> sources;
-  for (const RecurrenceDesc &rec : recurrences) sources[rec.file] = rec.source;
-  cuda::KernelPackage package = cuda::KernelPackage::fromJson(*manifest, sources, path);
 
   gpu::EmulatorOptions options;
   options.cacheDir = cuda::KernelCache::defaultDirectory().parent_path() / "emulator";
@@ -251,8 +247,8 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
   std::cout << "# " << path << ": GPU model report; every time and fraction below is predicted by the model "
             << "(docs/cuda.md), not measured\n";
   try {
-    for (const RecurrenceDesc &rec : package.recurrences())
-      if (rec.adjointOf.empty()) reportRecurrence(*device, package, rec, full, emulator, *tools);
+    for (const RecurrenceDesc &rec : package->recurrences())
+      if (rec.adjointOf.empty()) reportRecurrence(*device, *package, rec, full, emulator, *tools);
   } catch (const ShapeError &e) {
     std::cerr << "scanc: error: --gpu-model " << path << " --shape " << shapeText << ": " << e.what() << "\n";
     return kUserError;

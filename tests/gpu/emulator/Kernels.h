@@ -17,8 +17,6 @@ inline gpu::EmulatorOptions emulatorOptions(uint64_t seed = 1, unsigned resident
   o.seed = seed;
   o.residentBlocks = residentBlocks;
   o.cacheDir = SCANFORGE_EMULATION_CACHE;
-  o.compiler = SCANFORGE_EMULATION_CXX;
-  o.flags = SCANFORGE_EMULATION_FLAGS;
   return o;
 }
 

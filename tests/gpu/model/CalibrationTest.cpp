@@ -72,8 +72,6 @@ cuda::LaunchConfig launchOf(const Kernel &k, int64_t b, int64_t d) {
 std::map<std::string, KernelTraffic> emulatedTraffic(const std::string &source) {
   EmulatorOptions options;
   options.cacheDir = SCANFORGE_EMULATION_CACHE;
-  options.compiler = SCANFORGE_EMULATION_CXX;
-  options.flags = SCANFORGE_EMULATION_FLAGS;
   EmulatedBackend device(options);
   std::unique_ptr<cuda::LoadedModule> module =
       device.load({"mingru_probe.cu", source, {}, {{"fwd1<16>", 6}, {"fwd<8>", 6}, {"bwd<8>", 9}}});

@@ -31,6 +31,9 @@ class EmulatedModule : public cuda::LoadedModule {
   std::shared_ptr<const KernelLibrary> library_;
 };
 
+std::string EmulatorOptions::defaultCompiler() { return SCANFORGE_EMULATOR_CXX; }
+std::string EmulatorOptions::defaultFlags() { return SCANFORGE_EMULATOR_FLAGS; }
+
 EmulatedBackend::EmulatedBackend(EmulatorOptions options) : options_(std::move(options)) {}
 
 EmulatedBackend::~EmulatedBackend() = default;

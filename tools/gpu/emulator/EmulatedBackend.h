@@ -24,8 +24,13 @@ struct EmulatorOptions {
   bool detectRaces = true;
   bool recordTraffic = true;
   std::filesystem::path cacheDir;  // compiled kernel libraries
-  std::string compiler = "c++";
-  std::string flags;  // extra host compiler flags, e.g. "-fsanitize=undefined"
+  // The host compiler and extra flags: by default, the compiler this build used, with its
+  // undefined-behaviour sanitizer if it had one.
+  std::string compiler = defaultCompiler();
+  std::string flags = defaultFlags();
+
+  static std::string defaultCompiler();
+  static std::string defaultFlags();
 };
 
 class EmulatedBackend : public cuda::DeviceBackend {

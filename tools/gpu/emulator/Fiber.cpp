@@ -90,7 +90,8 @@ extern "C" void sf_fiber_entry();
 
 void Fiber::start(Body body, void *argument) {
 #if SF_ASAN
-  __asan_unpoison_memory_region(stack_, bytes_);  // frames of an abandoned body
+  // A body that returned has unpoisoned its frames; one abandoned midway has not.
+  if (!finished_) __asan_unpoison_memory_region(stack_, bytes_);
 #endif
   body_ = body;
   argument_ = argument;
@@ -118,7 +119,8 @@ void Fiber::switchTo(bool toFiber) {
 #else
 void Fiber::start(Body body, void *argument) {
 #if SF_ASAN
-  __asan_unpoison_memory_region(stack_, bytes_);  // frames of an abandoned body
+  // A body that returned has unpoisoned its frames; one abandoned midway has not.
+  if (!finished_) __asan_unpoison_memory_region(stack_, bytes_);
 #endif
   body_ = body;
   argument_ = argument;

@@ -47,7 +47,7 @@ class Fiber {
 #endif
   Body body_ = nullptr;
   void *argument_ = nullptr;
-  bool finished_ = true;
+  bool finished_ = true;  // or never started
   const void *callerStack_ = nullptr;  // AddressSanitizer's view of the scheduler's stack
   size_t callerStackBytes_ = 0;
 };

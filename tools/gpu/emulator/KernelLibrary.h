@@ -18,7 +18,7 @@ namespace scanforge::gpu {
 
 struct BuildOptions {
   std::filesystem::path cacheDir;
-  std::string compiler = "c++";
+  std::string compiler;
   std::string flags;  // extra flags for compiling and linking, e.g. "-fsanitize=undefined"
 };
 

@@ -37,9 +37,9 @@ struct Thread {
   State state = State::Runnable;
   const void *waitPc = nullptr;
   uint32_t releases = 0;
-  bool fenced = true;                     // no plain global write since the last __threadfence
-  std::shared_ptr<Knowledge> knowledge;   // what it acquired; shared until it acquires more
-  bool spinning = false;                  // its last yield was at a volatile or atomic access
+  bool fenced = true;                    // no plain global write since the last __threadfence
+  std::shared_ptr<Knowledge> knowledge;  // what it acquired; shared until it acquires more
+  bool spinning = false;                 // its last yield was at a volatile or atomic access
   unsigned accessesThisTurn = 0;
   uint64_t collectiveResult = 0;
   std::vector<LaneAccess> log;
@@ -70,14 +70,22 @@ struct Block {
 
 const char *collectiveName(unsigned op) {
   switch (op) {
-    case kSfEmuSyncWarp: return "__syncwarp";
-    case kSfEmuShflIdx: return "__shfl_sync";
-    case kSfEmuShflXor: return "__shfl_xor_sync";
-    case kSfEmuShflUp: return "__shfl_up_sync";
-    case kSfEmuShflDown: return "__shfl_down_sync";
-    case kSfEmuBallot: return "__ballot_sync";
-    case kSfEmuAny: return "__any_sync";
-    default: return "__all_sync";
+    case kSfEmuSyncWarp:
+      return "__syncwarp";
+    case kSfEmuShflIdx:
+      return "__shfl_sync";
+    case kSfEmuShflXor:
+      return "__shfl_xor_sync";
+    case kSfEmuShflUp:
+      return "__shfl_up_sync";
+    case kSfEmuShflDown:
+      return "__shfl_down_sync";
+    case kSfEmuBallot:
+      return "__ballot_sync";
+    case kSfEmuAny:
+      return "__any_sync";
+    default:
+      return "__all_sync";
   }
 }
 
@@ -91,8 +99,15 @@ class Launch {
  public:
   Launch(const KernelLibrary &library, const std::string &kernel, const cuda::LaunchConfig &config, void **args,
          DeviceMemory &memory, FiberPool &fibers, const LaunchOptions &options, std::map<uintptr_t, PcTraffic> &traffic)
-      : lib_(library), kernel_(kernel), config_(config), args_(args), memory_(memory), fibers_(fibers), options_(options),
-        traffic_(traffic), entry_(library.entry(kernel)) {
+      : lib_(library),
+        kernel_(kernel),
+        config_(config),
+        args_(args),
+        memory_(memory),
+        fibers_(fibers),
+        options_(options),
+        traffic_(traffic),
+        entry_(library.entry(kernel)) {
     grid_ = {config.grid[0], config.grid[1], config.grid[2]};
     blockDim_ = {config.block, 1, 1};
     std::seed_seq seq{options.seed, static_cast<uint64_t>(std::hash<std::string>{}(kernel))};
@@ -113,7 +128,8 @@ class Launch {
 
  private:
   static void body(void *thread);
-  [[noreturn]] void fail(const std::string &message);
+  void setError(const std::string &message);
+  [[noreturn]] void abandon();
   std::string where(const Thread &t) const;
   std::string line(const void *pc) const { return lib_.site(lib_.offsetOf(pc)); }
   uintptr_t lineKey(const LaneAccess &access);
@@ -197,11 +213,14 @@ std::string Launch::describeThread(uint32_t global) const {
   return os.str();
 }
 
-// The failing thread never runs again: the scheduler stops the launch, and the thread's stack is
-// reused as it is (the kernel's frames cannot be unwound: compilers take the instrumentation's
-// callbacks to never throw).
-void Launch::fail(const std::string &message) {
+void Launch::setError(const std::string &message) {
   if (error_.empty()) error_ = kernel_ + ": " + message;
+}
+
+// After setError: the failing thread never runs again; the scheduler stops the launch and the
+// thread's stack is reused as it is (the kernel's frames cannot be unwound: compilers take the
+// instrumentation's callbacks to never throw). So no object may be alive in the caller's frame.
+void Launch::abandon() {
   for (;;) current_->fiber->yield();
 }
 
@@ -245,9 +264,11 @@ void Launch::exited(Thread &t) {
   --b.live;
   ++progress_;
   Warp &w = b.warps[t.tid / kWarp];
-  if (w.arrived && (w.mask >> t.lane & 1u))
-    fail(where(t) + " exited while lanes " + hexMask(w.arrived) + " of its warp wait for it in " +
-         collectiveName(w.op) + " at " + line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)");
+  if (w.arrived && (w.mask >> t.lane & 1u)) {
+    setError(where(t) + " exited while lanes " + hexMask(w.arrived) + " of its warp wait for it in " +
+             collectiveName(w.op) + " at " + line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)");
+    abandon();
+  }
   if (b.arrived && b.arrived == b.live) completeBarrier(b);
 }
 
@@ -284,28 +305,39 @@ uint64_t Launch::collective(unsigned op, unsigned mask, uint64_t value, int argu
   Warp &w = b.warps[t.tid / kWarp];
   unsigned lanes = std::min(kWarp, config_.block - (t.tid / kWarp) * kWarp);
   unsigned present = lanes == kWarp ? 0xffffffffu : (1u << lanes) - 1u;
-  if (!(mask >> t.lane & 1u))
-    fail(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-         ", which excludes its own lane " + std::to_string(t.lane));
-  if (mask & ~present)
-    fail(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-         " naming lanes its warp does not have (the block has " + std::to_string(config_.block) + " threads)");
-  if (width == 0 || width > kWarp || (width & (width - 1)))
-    fail(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with width " + std::to_string(width) +
-         " (a power of two up to 32)");
+  if (!(mask >> t.lane & 1u)) {
+    setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+             ", which excludes its own lane " + std::to_string(t.lane));
+    abandon();
+  }
+  if (mask & ~present) {
+    setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+             " naming lanes its warp does not have (the block has " + std::to_string(config_.block) + " threads)");
+    abandon();
+  }
+  if (width == 0 || width > kWarp || (width & (width - 1))) {
+    setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with width " + std::to_string(width) +
+             " (a power of two up to 32)");
+    abandon();
+  }
   for (unsigned l = 0; l < lanes; ++l)
-    if ((mask >> l & 1u) && b.threads[(t.tid / kWarp) * kWarp + l].state == State::Exited)
-      fail(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) + ", but lane " +
-           std::to_string(l) + " has exited (divergence)");
+    if ((mask >> l & 1u) && b.threads[(t.tid / kWarp) * kWarp + l].state == State::Exited) {
+      setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+               ", but lane " + std::to_string(l) + " has exited (divergence)");
+      abandon();
+    }
   if (w.arrived == 0) {
     w.mask = mask;
     w.op = op;
     w.width = width;
     w.pc = pc;
   } else if (w.mask != mask || w.op != op) {
-    fail(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-         " while lanes " + hexMask(w.arrived) + " of its warp wait in " + collectiveName(w.op) + " at " + line(w.pc) +
-         " with mask " + hexMask(w.mask) + " (divergence)");
+    {
+      setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+               " while lanes " + hexMask(w.arrived) + " of its warp wait in " + collectiveName(w.op) + " at " +
+               line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)");
+      abandon();
+    }
   }
   w.values[t.lane] = value;
   w.arguments[t.lane] = argument;
@@ -333,22 +365,45 @@ void Launch::completeCollective(Block &b, Warp &w) {
     unsigned lane = t.lane, segment = lane / w.width * w.width, arg = static_cast<unsigned>(w.arguments[lane]);
     unsigned source = lane;
     switch (w.op) {
-      case kSfEmuShflIdx: source = segment + arg % w.width; break;
-      case kSfEmuShflXor: source = lane ^ arg; source = source / w.width == lane / w.width ? source : lane; break;
-      case kSfEmuShflUp: source = lane >= segment + arg ? lane - arg : lane; break;
-      case kSfEmuShflDown: source = lane + arg < segment + w.width ? lane + arg : lane; break;
-      default: break;
+      case kSfEmuShflIdx:
+        source = segment + arg % w.width;
+        break;
+      case kSfEmuShflXor:
+        source = lane ^ arg;
+        source = source / w.width == lane / w.width ? source : lane;
+        break;
+      case kSfEmuShflUp:
+        source = lane >= segment + arg ? lane - arg : lane;
+        break;
+      case kSfEmuShflDown:
+        source = lane + arg < segment + w.width ? lane + arg : lane;
+        break;
+      default:
+        break;
     }
     if (source >= kWarp || !(w.mask >> source & 1u)) {
-      fail(where(t) + " reads lane " + std::to_string(source) + " in " + collectiveName(w.op) + " at " + line(w.pc) +
-           ", which is not in the mask " + hexMask(w.mask));
+      {
+        setError(where(t) + " reads lane " + std::to_string(source) + " in " + collectiveName(w.op) + " at " +
+                 line(w.pc) + ", which is not in the mask " + hexMask(w.mask));
+        abandon();
+      }
     }
     switch (w.op) {
-      case kSfEmuBallot: t.collectiveResult = ballot; break;
-      case kSfEmuAny: t.collectiveResult = any; break;
-      case kSfEmuAll: t.collectiveResult = all; break;
-      case kSfEmuSyncWarp: t.collectiveResult = 0; break;
-      default: t.collectiveResult = w.values[source]; break;
+      case kSfEmuBallot:
+        t.collectiveResult = ballot;
+        break;
+      case kSfEmuAny:
+        t.collectiveResult = any;
+        break;
+      case kSfEmuAll:
+        t.collectiveResult = all;
+        break;
+      case kSfEmuSyncWarp:
+        t.collectiveResult = 0;
+        break;
+      default:
+        t.collectiveResult = w.values[source];
+        break;
     }
     setState(t, State::Runnable);
   }
@@ -373,7 +428,7 @@ Stamp Launch::stampOf(const Thread &t, const void *pc, bool write, bool sync, ui
 
 void Launch::recordWord(Shadow &shadow, size_t offset, const Thread &t, const Stamp &stamp, uintptr_t address,
                         const char *space) {
-  Accessor who{t.global, t.block->linear, config_.block, t.block->epoch, t.block->warps[t.tid / kWarp].epoch,
+  Accessor who{t.global,   t.block->linear,  config_.block, t.block->epoch, t.block->warps[t.tid / kWarp].epoch,
                t.releases, t.knowledge.get()};
   Race race;
   if (checkAndRecord(shadow.word(offset), who, stamp, race)) reportRace(race, address, space, offset);
@@ -420,28 +475,36 @@ void Launch::access(const void *address, unsigned size, unsigned kind, const voi
   const char *space = nullptr;
   Shadow *shadow = nullptr;
   size_t offset = 0;
-  if (a + size > b.sharedBase - kSharedGuard && a < b.sharedBase + config_.sharedBytes + kStaticSharedBytes + kSharedGuard) {
-    if (a < b.sharedBase || a + size > b.sharedBase + b.sharedUsed)
-      fail(where(t) + (write ? " writes " : " reads ") + std::to_string(size) + " bytes of shared memory at offset " +
-           std::to_string(static_cast<long long>(a - b.sharedBase)) + " at " + line(pc) + ", outside the block's " +
-           std::to_string(b.sharedUsed) + " bytes");
+  if (a + size > b.sharedBase - kSharedGuard &&
+      a < b.sharedBase + config_.sharedBytes + kStaticSharedBytes + kSharedGuard) {
+    if (a < b.sharedBase || a + size > b.sharedBase + b.sharedUsed) {
+      setError(where(t) + (write ? " writes " : " reads ") + std::to_string(size) +
+               " bytes of shared memory at offset " + std::to_string(static_cast<long long>(a - b.sharedBase)) +
+               " at " + line(pc) + ", outside the block's " + std::to_string(b.sharedUsed) + " bytes");
+      abandon();
+    }
     space = "shared";
     shadow = b.sharedShadow.get();
     offset = a - b.sharedBase;
-  } else if (t.fiber->onStack(address) || (a >= reinterpret_cast<uintptr_t>(&t.info) &&
-                                           a < reinterpret_cast<uintptr_t>(&t.info + 1))) {
+  } else if (t.fiber->onStack(address) ||
+             (a >= reinterpret_cast<uintptr_t>(&t.info) && a < reinterpret_cast<uintptr_t>(&t.info + 1))) {
     return;  // the thread's registers and local memory
   } else if (Allocation *alloc = memory_.find(a)) {
-    if (a + size > alloc->end)
-      fail(where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc));
+    if (a + size > alloc->end) {
+      setError(where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc));
+      abandon();
+    }
     space = "global";
     if (options_.detectRaces) shadow = &alloc->shadowed();
     offset = a - alloc->begin;
   } else if (lib_.holds(address)) {
     return;  // the library's static data
   } else {
-    fail(where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc) +
-         " (out of bounds)");
+    {
+      setError(where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc) +
+               " (out of bounds)");
+      abandon();
+    }
   }
 
   if (sync) {
@@ -478,8 +541,10 @@ void *Launch::staticShared(unsigned id, size_t bytes, size_t align) {
   auto it = b.staticShared.find(id);
   if (it != b.staticShared.end()) return reinterpret_cast<void *>(it->second);
   size_t offset = (b.sharedUsed + align - 1) / align * align;
-  if (offset + bytes > config_.sharedBytes + kStaticSharedBytes)
-    fail(where(*current_) + ": static __shared__ arrays exceed " + std::to_string(kStaticSharedBytes) + " bytes");
+  if (offset + bytes > config_.sharedBytes + kStaticSharedBytes) {
+    setError(where(*current_) + ": static __shared__ arrays exceed " + std::to_string(kStaticSharedBytes) + " bytes");
+    abandon();
+  }
   b.sharedUsed = offset + bytes;
   std::memset(reinterpret_cast<void *>(b.sharedBase + offset), 0xff, bytes);
   if (b.sharedShadow) b.sharedShadow->grow(b.sharedUsed);
@@ -537,7 +602,10 @@ std::string Launch::deadlockReport(const std::string &what) const {
     }
     os << "\n  block (" << b->index.x << ", " << b->index.y << ", " << b->index.z << "):";
     for (auto &[key, n] : waits)
-      os << " " << n << " thread(s) " << (key.first == 0 ? "wait at __syncthreads" : key.first == 1 ? "wait in a warp collective" : "spin")
+      os << " " << n << " thread(s) "
+         << (key.first == 0   ? "wait at __syncthreads"
+             : key.first == 1 ? "wait in a warp collective"
+                              : "spin")
          << " at " << key.second << ";";
   }
   if (notStarted_)
@@ -549,7 +617,8 @@ std::string Launch::deadlockReport(const std::string &what) const {
 
 void Launch::run() {
   uint32_t total = grid_.x * grid_.y * grid_.z;
-  unsigned slots = options_.residentBlocks ? options_.residentBlocks : residentBlocksPerSm(config_.block, config_.sharedBytes);
+  unsigned slots =
+      options_.residentBlocks ? options_.residentBlocks : residentBlocksPerSm(config_.block, config_.sharedBytes);
   std::vector<uint32_t> order(total);
   for (uint32_t i = 0; i < total; ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), rng_);
@@ -593,8 +662,10 @@ void Launch::run() {
       size_t running = 0;
       for (auto &r : resident_) running += r->runnable;
       if (spinsSinceProgress_ > 1000 + 64 * running) {
-        error_ = kernel_ + ": " + deadlockReport("the running threads spin on volatile or atomic loads that no resident "
-                                                 "thread will change");
+        error_ = kernel_ + ": " +
+                 deadlockReport(
+                     "the running threads spin on volatile or atomic loads that no resident "
+                     "thread will change");
         break;
       }
       for (size_t i = 0; i < resident_.size();)
@@ -642,8 +713,8 @@ void runLaunch(const KernelLibrary &library, const std::string &kernel, const cu
     throw CudaError(kernel + ": a block of " + std::to_string(config.block) + " threads (1 to 1024)");
   if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0 || config.grid[1] > 65535 ||
       config.grid[2] > 65535)
-    throw CudaError(kernel + ": grid (" + std::to_string(config.grid[0]) + ", " + std::to_string(config.grid[1]) + ", " +
-                    std::to_string(config.grid[2]) + ") is empty or beyond the limits (y and z at most 65535)");
+    throw CudaError(kernel + ": grid (" + std::to_string(config.grid[0]) + ", " + std::to_string(config.grid[1]) +
+                    ", " + std::to_string(config.grid[2]) + ") is empty or beyond the limits (y and z at most 65535)");
   if (config.sharedBytes > 48 * 1024)
     throw CudaError(kernel + ": launch asks for " + std::to_string(config.sharedBytes) + " bytes of shared memory");
   Launch launch(library, kernel, config, args, memory, fibers, options, traffic);

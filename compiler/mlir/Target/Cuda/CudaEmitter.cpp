@@ -59,4 +59,12 @@ mlir::FailureOr<nlohmann::json> packageManifest(const std::vector<RecurrenceDesc
   return toManifest(recurrences);
 }
 
+mlir::FailureOr<KernelPackage> kernelPackage(const std::vector<RecurrenceDesc> &recurrences, llvm::raw_ostream &errors) {
+  mlir::FailureOr<nlohmann::json> manifest = packageManifest(recurrences, errors);
+  if (mlir::failed(manifest)) return mlir::failure();
+  std::map<std::string, std::string> sources;
+  for (const RecurrenceDesc &rec : recurrences) sources[rec.file] = rec.source;
+  return KernelPackage::fromJson(*manifest, sources);
+}
+
 }  // namespace scanforge::cuda

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/AnalysisManager.h"
+#include "runtime/cuda/KernelPackage.h"
 #include "runtime/cuda/PackageFormat.h"
 
 namespace scanforge::cuda {
@@ -21,5 +22,9 @@ mlir::FailureOr<std::vector<RecurrenceDesc>> emitCuda(mlir::ModuleOp module, mli
 // `errors`, when two recurrences would share a kernel file.
 mlir::FailureOr<nlohmann::json> packageManifest(const std::vector<RecurrenceDesc> &recurrences,
                                                 llvm::raw_ostream &errors);
+
+// The package of these recurrences in memory, as `scanc --emit-package` would write it and the
+// runtime load it; fails as packageManifest does.
+mlir::FailureOr<KernelPackage> kernelPackage(const std::vector<RecurrenceDesc> &recurrences, llvm::raw_ostream &errors);
 
 }  // namespace scanforge::cuda

@@ -261,7 +261,12 @@ class Printer {
 
     Signature sig;
     readParams(sig, ops);
-    if (recompute) readParams(sig, k_.recomputeOps);
+    if (recompute) {
+      readParams(sig, k_.recomputeOps);
+      // printRecompute starts every recomputed state from its checkpoint, whether or not this
+      // kernel's own ops read that state.
+      for (const scan::SavedState *s : k_.recomputed) bufferParam(sig, checkpointsOf(s->state.name), false);
+    }
     if (mode == Mode::Full) {
       for (const scan::Port &p : info_.outputs)
         bufferParam(sig, k_.partialOutput(p.name) && p.bf16 ? f32SumOf(p.name) : p.name, true);

@@ -1,0 +1,64 @@
+#include "compiler/halide/Math.h"
+
+#include <cmath>
+
+namespace scanforge::cpu {
+
+using Halide::Expr;
+
+namespace {
+// ln 2 split so that k * kLn2High is exact for |k| <= 2^8 (Cody and Waite).
+constexpr float kLn2High = 0.693145751953125f, kLn2Low = 1.428606765330187045e-06f;
+constexpr float kLog2E = 1.44269504088896341f;
+
+Expr horner(Expr x, std::initializer_list<float> coefficients) {  // highest degree first
+  Expr p;
+  for (float c : coefficients) p = p.defined() ? p * x + c : Expr(c);
+  return p;
+}
+Expr twoTo(Expr k) { return Halide::reinterpret<float>((k + 127) << 23); }  // k in [-126, 127]
+// Classification on the bits: Halide compiles float comparisons assuming finite, non-NaN values.
+Expr magnitudeBits(Expr x) { return Halide::reinterpret<int>(x) & 0x7fffffff; }
+Expr isNan(Expr x) { return magnitudeBits(x) > 0x7f800000; }
+}  // namespace
+
+Expr exp(Expr x) {
+  Expr xc = Halide::clamp(x, -87.3365478515625f, 88.72283172607421875f);
+  Expr k = Halide::floor(xc * kLog2E + 0.5f);
+  // |r| <= ln2 / 2. Strict: Halide would otherwise fold the two products into one and lose the
+  // split's precision (4.5 ulp at |x| ~ 80).
+  Expr r = Halide::strict_float((xc - k * kLn2High) - k * kLn2Low);
+  // e^r by its Taylor series to degree 7: the truncation is below 6e-9 relative (0.1 ulp).
+  Expr p = horner(r, {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f});
+  Expr ki = Halide::cast<int>(k), half = ki >> 1;
+  // 2^k as two normal factors: k runs from -126 to 128.
+  return Halide::select(isNan(x), x, p * twoTo(half) * twoTo(ki - half));
+}
+
+Expr log(Expr x) {
+  // x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172.
+  Expr subnormal = x < 1.17549435e-38f;
+  Expr scaled = Halide::select(subnormal, x * 8388608.0f, x);  // 2^23
+  Expr bits = Halide::reinterpret<int>(scaled);
+  Expr e = (bits >> 23) - Halide::select(subnormal, 150, 127);
+  Expr m = Halide::reinterpret<float>((bits & 0x7fffff) | 0x3f800000);
+  Expr high = m > 1.41421356f;
+  m = Halide::select(high, m * 0.5f, m);
+  Expr ef = Halide::cast<float>(e + Halide::select(high, 1, 0));
+  Expr s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+  // 2 atanh(s) / s = 2 (1 + s^2/3 + s^4/5 + ...): the first omitted term is below 2e-11.
+  Expr logm = s * horner(s2, {2.0f / 13, 2.0f / 11, 2.0f / 9, 2.0f / 7, 2.0f / 5, 2.0f / 3, 2.0f});
+  Expr result = Halide::strict_float(ef * kLn2High + (ef * kLn2Low + logm));
+  Expr xbits = Halide::reinterpret<int>(x);  // sign bit set: negative (or -0, -NaN)
+  const float inf = INFINITY, nan = NAN;
+  return Halide::select(magnitudeBits(x) == 0, -inf, xbits < 0 || isNan(x), nan, xbits == 0x7f800000, inf, result);
+}
+
+Expr log1p(Expr x) {
+  // log(u) (x / (u - 1)) with u = 1 + x corrects the rounding of u (Goldberg); exact for u == 1.
+  // Strict: to Halide's simplifier (1 + x) - 1 is x, which would undo the correction.
+  Expr u = Halide::strict_float(1.0f + x), delta = Halide::strict_float(u - 1.0f);
+  return Halide::select(delta == 0.0f, x, cpu::log(u) * Halide::strict_float(x / delta));
+}
+
+}  // namespace scanforge::cpu
