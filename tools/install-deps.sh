@@ -14,12 +14,27 @@ packages=(
   gnuplot-nox                                              # loss plots of the trainer
 )
 
+# Development-side GPU instruments from PyPI (never a product dependency): cuobjdump and nvdisasm
+# for the SASS facts of tools/gpu/sass, installed into .gpu-tools/ (gitignored) where CMake finds
+# them (SCANFORGE_GPU_TOOLS_BIN). Skipped when both are already there.
+install_gpu_tools() {
+  local dir; dir="$(cd "$(dirname "$0")/.." && pwd)/.gpu-tools"
+  if [ -x "$dir/nvidia/cu13/bin/cuobjdump" ] && [ -x "$dir/nvidia/cu13/bin/nvdisasm" ]; then
+    echo "install-deps: cuobjdump and nvdisasm present in $dir"
+    return
+  fi
+  echo "install-deps: installing cuobjdump and nvdisasm (PyPI) into $dir"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --upgrade --target "$dir" \
+    "nvidia-cuda-cuobjdump==13.*" "nvidia-cuda-nvdisasm==13.*"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  install_gpu_tools
   exit 0
 fi
 
@@ -32,3 +47,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_gpu_tools

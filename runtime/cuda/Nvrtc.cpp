@@ -27,6 +27,8 @@ struct Nvrtc::Api {
   nvrtcResult (*nvrtcGetPTX)(nvrtcProgram, char *);
   nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t *);
   nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
+  nvrtcResult (*nvrtcAddNameExpression)(nvrtcProgram, const char *);
+  nvrtcResult (*nvrtcGetLoweredName)(nvrtcProgram, const char *, const char **);
 };
 
 namespace {
@@ -61,6 +63,8 @@ const Nvrtc &Nvrtc::get() {
       lib.resolve(api->nvrtcGetPTX, "nvrtcGetPTX");
       lib.resolve(api->nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
       lib.resolve(api->nvrtcGetCUBIN, "nvrtcGetCUBIN");
+      lib.resolve(api->nvrtcAddNameExpression, "nvrtcAddNameExpression");
+      lib.resolve(api->nvrtcGetLoweredName, "nvrtcGetLoweredName");
       int major = 0, minor = 0;
       api->nvrtcVersion(&major, &minor);
       l.version = std::to_string(major) + "." + std::to_string(minor);
@@ -83,6 +87,12 @@ void Nvrtc::checkArch(const std::string &arch) {
 
 std::string Nvrtc::compile(const std::string &source, const std::string &name, const std::string &arch,
                            const std::vector<std::string> &options, Output output) const {
+  return compileProgram(source, name, arch, options, output, {}).binary;
+}
+
+Nvrtc::Program Nvrtc::compileProgram(const std::string &source, const std::string &name, const std::string &arch,
+                                     const std::vector<std::string> &options, Output output,
+                                     const std::vector<std::string> &nameExpressions) const {
   checkArch(arch);
   std::vector<std::string> all = {"--gpu-architecture=" + (output == Output::Ptx ? "compute_" + arch.substr(3) : arch)};
   all.insert(all.end(), options.begin(), options.end());
@@ -94,6 +104,11 @@ std::string Nvrtc::compile(const std::string &source, const std::string &name, c
   nvrtcProgram program = nullptr;
   if (nvrtcResult r = api_->nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr))
     throw CudaError(what + ": " + api_->nvrtcGetErrorString(r));
+  for (const std::string &e : nameExpressions)
+    if (nvrtcResult r = api_->nvrtcAddNameExpression(program, e.c_str())) {
+      api_->nvrtcDestroyProgram(&program);
+      throw CudaError(what + ": name expression '" + e + "': " + api_->nvrtcGetErrorString(r));
+    }
   std::vector<const char *> argv;
   for (const std::string &o : all) argv.push_back(o.c_str());
   nvrtcResult compiled = api_->nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
@@ -103,21 +118,28 @@ std::string Nvrtc::compile(const std::string &source, const std::string &name, c
   if (logSize) api_->nvrtcGetProgramLog(program, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
 
-  std::string binary;
+  Program result;
   nvrtcResult got = compiled;
   if (compiled == 0) {
     size_t size = 0;
     got = output == Output::Ptx ? api_->nvrtcGetPTXSize(program, &size) : api_->nvrtcGetCUBINSize(program, &size);
     if (got == 0) {
-      binary.resize(size);
-      got = output == Output::Ptx ? api_->nvrtcGetPTX(program, binary.data()) : api_->nvrtcGetCUBIN(program, binary.data());
+      result.binary.resize(size);
+      got = output == Output::Ptx ? api_->nvrtcGetPTX(program, result.binary.data())
+                                  : api_->nvrtcGetCUBIN(program, result.binary.data());
+    }
+    for (const std::string &e : nameExpressions) {
+      const char *lowered = nullptr;
+      if (got == 0) got = api_->nvrtcGetLoweredName(program, e.c_str(), &lowered);
+      if (got == 0) result.lowered[e] = lowered;
     }
   }
   api_->nvrtcDestroyProgram(&program);
   if (got != 0) throw CudaError(what + " failed: " + api_->nvrtcGetErrorString(got) + (log.empty() ? "" : "\n" + log));
   if (output == Output::Ptx)
-    while (!binary.empty() && binary.back() == '\0') binary.pop_back();
-  return binary;
+    while (!result.binary.empty() && result.binary.back() == '\0') result.binary.pop_back();
+  result.log = std::move(log);
+  return result;
 }
 
 }  // namespace scanforge::cuda

@@ -2,6 +2,7 @@
 // kernels can be compiled (and checked with ptxas) on machines that cannot run them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,17 @@ class Nvrtc {
   // cubin for sm_90. `name` is the file name in messages. Throws CudaError with NVRTC's log.
   std::string compile(const std::string &source, const std::string &name, const std::string &arch,
                       const std::vector<std::string> &options, Output output) const;
+
+  // The same, keeping NVRTC's log (ptxas's resource report under --ptxas-options=-v) and the
+  // mangled names of `nameExpressions` (template instances such as "fwd1<16>", which NVRTC
+  // instantiates for the asking).
+  struct Program {
+    std::string binary, log;
+    std::map<std::string, std::string> lowered;  // name expression -> mangled symbol
+  };
+  Program compileProgram(const std::string &source, const std::string &name, const std::string &arch,
+                         const std::vector<std::string> &options, Output output,
+                         const std::vector<std::string> &nameExpressions) const;
 
   // Throws CudaError unless `arch` looks like "sm_<digits>".
   static void checkArch(const std::string &arch);

@@ -82,6 +82,11 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
 
 }  // namespace
 
+bool countsAsIdeal(const BufferDesc &b, bool backward) {
+  if (b.role == BufferRole::Input || b.role == BufferRole::Param || b.role == BufferRole::Output) return true;
+  return backward && b.role == BufferRole::Accum;
+}
+
 const char *roleName(BufferRole role) {
   for (auto [r, text] : kRoles)
     if (r == role) return text;

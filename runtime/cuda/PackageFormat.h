@@ -68,6 +68,11 @@ struct RecurrenceDesc {
   const BufferDesc *buffer(const std::string &name) const;
 };
 
+// Whether a buffer is part of a call's ideal traffic (each moved once): inputs (a backward's
+// output gradients included), parameters, outputs and a backward's parameter gradients; not a
+// backward's reads of what the forward wrote (its outputs, initial states, checkpoints).
+bool countsAsIdeal(const BufferDesc &buffer, bool backward);
+
 // Buffer names derived from port and state names ('.' never occurs in a name the DSL accepts, so
 // these cannot clash with user names). Golden vectors key their tensors by the same names.
 inline std::string initialOf(const std::string &state) { return state + ".initial"; }

@@ -7,14 +7,16 @@ Usage: check_citations.py ROOT      prints `file:line: cites ...` per citation, 
 Forbidden: the original design document outside the repository (docs/architecture.md holds what the
 code needs from it), ../shared/reference and ../shared/papers documents, and papers/NNN paths
 (cite "paper NNN", listed in docs/architecture.md, "Papers"). Data files such as
-../shared/data/tinyshakespeare.txt are inputs, not citations, and stay allowed.
+../shared/data/tinyshakespeare.txt are inputs, not citations, and stay allowed; so is a CUDA source
+../shared/reference/NAME.cu that a test reads and compiles (the GPU model's calibration probe),
+and nothing else under shared/reference.
 """
 import os
 import re
 import sys
 import tempfile
 
-FORBIDDEN = re.compile(r"DESIGN\.md|shared/reference|shared/papers|(?<![\w.])papers/\d{3}")
+FORBIDDEN = re.compile(r"DESIGN\.md|shared/reference(?!/[\w-]+\.cu(?![\w.]))|shared/papers|(?<![\w.])papers/\d{3}")
 SELF = os.path.realpath(__file__)
 
 
@@ -53,10 +55,13 @@ def self_test():
             f.write("# never depends on compiler/ (DESIGN.md §1)\n")
         with open(f"{root}/README.md", "w") as f:
             f.write("data: ../shared/data/tinyshakespeare.txt\nsee ../shared/papers/README.md\n"
-                    "the log-space scan (papers/000, B.3); paper 000 is fine\n")
+                    "the log-space scan (papers/000, B.3); paper 000 is fine\n"
+                    "probe: ../shared/reference/mingru_probe.cu\nsee ../shared/reference/README.md\n"
+                    "../shared/reference/probe.cu.md\n../shared/reference\n")
         found, _ = check(root)
         expected = ["README.md:2: cites shared/papers", "README.md:3: cites papers/000",
-                    "runtime/CMakeLists.txt:1: cites DESIGN.md"]
+                    "README.md:5: cites shared/reference", "README.md:6: cites shared/reference",
+                    "README.md:7: cites shared/reference", "runtime/CMakeLists.txt:1: cites DESIGN.md"]
         got = sorted(line.split(", which", 1)[0] for line in found)
         print("\n".join(found))
         if got != expected:

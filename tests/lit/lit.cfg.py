@@ -13,6 +13,9 @@ config.substitutions.append(("%models", os.path.join(config.scanforge_source_dir
 config.substitutions.append(("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
 config.environment["PATH"] = os.pathsep.join(
     [config.scanforge_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# scanc --gpu-model reads SASS with nvdisasm and cuobjdump (tools/install-deps.sh).
+if config.scanforge_nvdisasm:
+    config.available_features.add("gpu-tools")
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -140,13 +140,6 @@ struct Timing {
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
 };
 
-bool countsAsIdeal(const BufferDesc &b, bool backward) {
-  // Inputs (output gradients included), parameters and outputs; a backward's reads of what the
-  // forward wrote (its outputs, its initial states) are not part of the ideal traffic.
-  if (b.role == BufferRole::Input || b.role == BufferRole::Param || b.role == BufferRole::Output) return true;
-  return backward && b.role == BufferRole::Accum;
-}
-
 Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats) {
   RecurrenceRunner runner(package, c.recurrence, gpu);
   Plan plan = runner.plan(c.shape);

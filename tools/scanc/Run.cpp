@@ -10,6 +10,7 @@
 #include "compiler/api/CompiledModuleImpl.h"
 #include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 #include "compiler/mlir/Target/Reference/Gradients.h"
+#include "tools/scanc/Shape.h"
 
 namespace scanforge::scanc {
 namespace {
@@ -20,25 +21,6 @@ constexpr double kBound = 1e-5;  // relative error of f32 arithmetic against flo
 // kBound without being wrong, so each tensor's bound is also at least the float64 reference's own
 // change when every input, parameter and seed is perturbed by this much: the problem's conditioning.
 constexpr double kPerturbation = 4e-6;
-
-// "b=2,t=64,d=16" -> sizes; b and t are required, every dimension of the recurrence too.
-std::map<std::string, int64_t> parseShape(const std::string &text) {
-  std::map<std::string, int64_t> sizes;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) throw ShapeError("--shape: expected name=size, got '" + item + "'");
-    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
-    char *end = nullptr;
-    long long size = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || size <= 0)
-      throw ShapeError("--shape: the size of '" + name + "' must be a positive integer, got '" + value + "'");
-    sizes[name] = size;
-  }
-  for (const char *required : {"b", "t"})
-    if (!sizes.count(required)) throw ShapeError(std::string("--shape: missing ") + required + "=<size>");
-  return sizes;
-}
 
 struct Tensors {
   std::map<std::string, reference::Tensor> ref;   // float64 values

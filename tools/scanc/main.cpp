@@ -12,6 +12,7 @@
 #include "dsl/Printer.h"
 #include "dsl/Sema.h"
 #include "tools/scanc/CudaCommands.h"
+#include "tools/scanc/GpuModel.h"
 #include "tools/scanc/Run.h"
 
 namespace {
@@ -39,6 +40,8 @@ Examples:
   scanc --emit-package pkg models/*.scan          a kernel package for a GPU machine without MLIR
   scanc run models/selective_ssm.scan --shape b=2,t=64,d=16,n=4
                                                   forward+backward on the CPU vs the reference
+  scanc --gpu-model models/mingru.scan --shape b=64,t=4096,d=1024
+                                                  predicted H100 time per kernel (docs/cuda.md)
 )";
 
 const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass", "halide", "cuda", "ptx"};
@@ -183,6 +186,11 @@ int run(int argc, char **argv) {
   tools::addCudaOptions(app, cudaOptions);
   bool verbose = false;
   app.add_flag("--verbose", verbose, "print the time of each stage (parse, compile, emission, JIT) on stderr");
+  std::string gpuModelFile, gpuModelShape;
+  auto *gpuModelOption = app.add_option("--gpu-model", gpuModelFile,
+                                        "predict FILE's kernels on a GPU (--arch, default sm_90) at --shape, without one")
+                             ->check(CLI::ExistingFile);
+  app.add_option("--shape", gpuModelShape, "sizes for --gpu-model, e.g. b=64,t=4096,d=1024")->needs(gpuModelOption);
 
   auto *check = app.add_subcommand("check", "check .scan files and print diagnostics");
   std::vector<std::string> checkFiles;
@@ -213,6 +221,18 @@ int run(int argc, char **argv) {
     } catch (const ShapeError &e) {
       std::cerr << "scanc: error: " << e.what() << "\n";
       return kUserError;
+    }
+  }
+  if (!gpuModelFile.empty()) {
+    if (gpuModelShape.empty()) {
+      std::cerr << "scanc: error: --gpu-model needs --shape, e.g. --shape b=64,t=4096,d=1024\n";
+      return kUserError;
+    }
+    try {
+      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch);
+    } catch (const CompileError &e) {
+      std::cerr << e.what();
+      return std::string(e.what()).rfind("internal error", 0) == 0 ? kInternalError : kUserError;
     }
   }
   if (files.empty()) {

@@ -5,8 +5,11 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <unordered_map>
 
 #include "runtime/cuda/CudaError.h"
+#include "tools/gpu/model/Occupancy.h"
 
 namespace scanforge::gpu {
 
@@ -129,6 +132,7 @@ class Launch {
   [[noreturn]] void abandon();
   std::string where(const Thread &t) const;
   std::string line(const void *pc) const { return lib_.site(lib_.offsetOf(pc)); }
+  uintptr_t lineKey(const LaneAccess &access);
   void setState(Thread &t, State s);
   void yield(Thread &t);
   void dispatch(uint32_t linear);
@@ -154,6 +158,9 @@ class Launch {
   FiberPool &fibers_;
   LaunchOptions options_;
   std::map<uintptr_t, PcTraffic> &traffic_;
+  // pc -> the first pc seen of its source line and kind (an access's pc has one kind)
+  std::unordered_map<uintptr_t, uintptr_t> lineKeys_;
+  std::map<std::tuple<std::string, bool, bool>, uintptr_t> firstPcOfLine_;
   KernelLibrary::Entry entry_;
   dim3 grid_, blockDim_;
   std::mt19937_64 rng_;
@@ -564,7 +571,23 @@ void Launch::runWarp(Block &b, unsigned warp) {
     }
     logs.push_back(&t.log);
   }
-  if (options_.recordTraffic) TrafficRecorder::mergeWarp(logs, traffic_);
+  if (!options_.recordTraffic) return;
+  // Source lines of program counters not seen yet, in one addr2line run.
+  std::set<uint32_t> unseen;
+  for (const std::vector<LaneAccess> *log : logs)
+    for (const LaneAccess &a : *log)
+      if (!lineKeys_.count(a.pc)) unseen.insert(lib_.offsetOf(reinterpret_cast<const void *>(a.pc)));
+  if (!unseen.empty()) lib_.sites({unseen.begin(), unseen.end()});
+  TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); });
+}
+
+uintptr_t Launch::lineKey(const LaneAccess &a) {
+  auto it = lineKeys_.find(a.pc);
+  if (it != lineKeys_.end()) return it->second;
+  std::tuple<std::string, bool, bool> kind{line(reinterpret_cast<const void *>(a.pc)), a.store, a.shared};
+  uintptr_t key = firstPcOfLine_.emplace(std::move(kind), a.pc).first->second;
+  lineKeys_[a.pc] = key;
+  return key;
 }
 
 std::string Launch::deadlockReport(const std::string &what) const {
@@ -679,11 +702,8 @@ Fiber *FiberPool::take() {
 }
 
 unsigned residentBlocksPerSm(unsigned threads, size_t sharedBytes) {
-  constexpr unsigned kThreadsPerSm = 2048, kBlocksPerSm = 32;
-  constexpr size_t kSharedPerSm = 228 * 1024, kSharedReservedPerBlock = 1024;
-  unsigned byThreads = kThreadsPerSm / std::max(1u, threads);
-  unsigned byShared = static_cast<unsigned>(kSharedPerSm / (sharedBytes + kSharedReservedPerBlock));
-  return std::max(1u, std::min({kBlocksPerSm, byThreads, byShared}));
+  // Registers are unknown here (no SASS): threads, blocks and shared memory limit.
+  return occupancy(h100(), {threads, 0, sharedBytes}).blocksPerSm;
 }
 
 void runLaunch(const KernelLibrary &library, const std::string &kernel, const cuda::LaunchConfig &config, void **args,

@@ -14,6 +14,28 @@ struct Request {
   unsigned widest = 0;
 };
 
+// A lane's log with each access keyed by its line, and the parts of a vector access that the host
+// compiler split (adjacent, same line and kind, one aligned 16-byte block) joined again. The last
+// few accesses are searched: the parts of two float4 loads may interleave.
+std::vector<LaneAccess> joinedByLine(const std::vector<LaneAccess> &log, const std::function<uintptr_t(const LaneAccess &)> &lineOf) {
+  constexpr size_t kWindow = 8;
+  std::vector<LaneAccess> joined;
+  for (LaneAccess a : log) {
+    a.pc = lineOf(a);
+    bool merged = false;
+    for (size_t back = 1; back <= std::min(kWindow, joined.size()) && !merged; ++back) {
+      LaneAccess &b = joined[joined.size() - back];
+      if (b.pc == a.pc && b.store == a.store && b.shared == a.shared && b.address + b.bytes == a.address &&
+          b.address / 16 == (a.address + a.bytes - 1) / 16) {
+        b.bytes += a.bytes;
+        merged = true;
+      }
+    }
+    if (!merged) joined.push_back(a);
+  }
+  return joined;
+}
+
 uint64_t bankWavefronts(std::vector<uint64_t> &words, unsigned widest) {
   std::sort(words.begin(), words.end());
   words.erase(std::unique(words.begin(), words.end()), words.end());
@@ -27,12 +49,13 @@ uint64_t bankWavefronts(std::vector<uint64_t> &words, unsigned widest) {
 
 }  // namespace
 
-void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into) {
-  // (pc, k-th execution by the lane) -> request
+void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into,
+                                const std::function<uintptr_t(const LaneAccess &)> &lineOf) {
+  // (line, k-th execution by the lane) -> request
   std::unordered_map<uintptr_t, std::vector<Request>> requests;
   for (std::vector<LaneAccess> *log : lanes) {
     std::unordered_map<uintptr_t, size_t> seen;
-    for (const LaneAccess &a : *log) {
+    for (const LaneAccess &a : joinedByLine(*log, lineOf)) {
       size_t k = seen[a.pc]++;
       std::vector<Request> &byExecution = requests[a.pc];
       if (byExecution.size() <= k) {

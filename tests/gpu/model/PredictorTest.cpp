@@ -1,0 +1,105 @@
+// The predictor on hand-built traffic and SASS facts, checked against the model's formulas by
+// hand: a memory-bound stream, the same stream uncoalesced (sectors cost), and one warp per
+// scheduler waiting on its loads (latency-bound).
+#include <gtest/gtest.h>
+
+#include "tools/gpu/model/Predictor.h"
+
+namespace scanforge::gpu {
+namespace {
+
+// A scalar kernel: one 4-byte load and one 4-byte store per step, `instructions` per iteration of
+// `steps` steps.
+KernelSass scalarKernel(unsigned instructions, unsigned steps, unsigned registers) {
+  KernelSass s;
+  s.kernel = "k";
+  s.registers = registers;
+  InstructionMix loop;
+  loop.instructions = instructions;
+  loop.globalLoadBytes = 4 * steps;
+  loop.globalStoreBytes = 4 * steps;
+  s.loop = loop;
+  s.all = loop;
+  return s;
+}
+
+// B*T*D elements read and written once; `sectorsPerRequest` 4 when coalesced.
+KernelTraffic stream(double elements, uint64_t sectorsPerRequest) {
+  KernelTraffic t;
+  t.kernel = "k";
+  auto requests = static_cast<uint64_t>(elements / 32);
+  for (bool store : {false, true}) {
+    InstructionTraffic i;
+    i.store = store;
+    i.bytesPerLane = 4;
+    i.requests = requests;
+    i.sectors = requests * sectorsPerRequest;
+    i.laneBytes = requests * 128;
+    t.instructions.push_back(i);
+  }
+  return t;
+}
+
+cuda::LaunchConfig grid(unsigned blocks, unsigned threads) {
+  cuda::LaunchConfig c;
+  c.grid[0] = blocks;
+  c.block = threads;
+  return c;
+}
+
+TEST(Predictor, ManyWarpsAreMemoryBound) {
+  const DeviceSpec &d = h100();
+  const double n = 64.0 * 4096 * 1024;
+  KernelPrediction p = predictKernel(d, scalarKernel(100, 16, 32), grid(512, 128), stream(n, 4));
+  EXPECT_STREQ(p.bound, "memory");
+  EXPECT_DOUBLE_EQ(p.bytesMoved, 8 * n);
+  EXPECT_DOUBLE_EQ(p.memorySeconds, 8 * n / d.copyBandwidth);
+  EXPECT_DOUBLE_EQ(p.seconds, p.memorySeconds + d.launchOverhead);
+  EXPECT_DOUBLE_EQ(p.sectorsPerRequest, 4);
+  EXPECT_DOUBLE_EQ(p.sectorEfficiency, 1);
+  // 4096 steps / 16 per iteration; 4 blocks of 4 warps on the busiest SM.
+  EXPECT_DOUBLE_EQ(p.iterationsPerWarp, 256);
+  EXPECT_EQ(p.residentWarpsPerSm, 16u);
+  EXPECT_DOUBLE_EQ(p.bytesInFlightPerSm, 16 * 32 * 64);
+  EXPECT_DOUBLE_EQ(p.issueSeconds, 4 * 256 * 100 / d.clockHz);
+  EXPECT_DOUBLE_EQ(p.instructionsPerByte, 100 / (32.0 * 128));
+  EXPECT_NEAR(fractionOfCopy(d, 8 * n, p.seconds), p.memorySeconds / p.seconds, 1e-12);
+
+  // A 32-byte stride: every lane its own sector, 8x the bytes moved, 8x the memory time.
+  KernelPrediction strided = predictKernel(d, scalarKernel(100, 16, 32), grid(512, 128), stream(n, 32));
+  EXPECT_DOUBLE_EQ(strided.memorySeconds, 8 * p.memorySeconds);
+  EXPECT_DOUBLE_EQ(strided.sectorEfficiency, 0.125);
+}
+
+TEST(Predictor, OneWarpPerSchedulerWaitsOnLatency) {
+  const DeviceSpec &d = h100();
+  const double n = 8.0 * 16384 * 1024;
+  // 16 blocks of 128 threads: one block on each of 16 SMs, one warp per scheduler.
+  KernelSass s = scalarKernel(1000, 8, 64);
+  s.loop->mufu = 100;
+  s.loop->control = 200;
+  KernelPrediction p = predictKernel(d, s, grid(16, 128), stream(n / 64, 4));
+  EXPECT_STREQ(p.bound, "latency");
+  EXPECT_EQ(p.residentWarpsPerSm, 4u);
+  double iterations = n / 64 * 8 / (32.0 * 64) / 64;  // lane bytes / bytes per warp-iteration / warps
+  EXPECT_DOUBLE_EQ(p.iterationsPerWarp, iterations);
+  double chain = d.memoryLatency * d.clockHz + 700 * d.aluCycles + 100 * d.mufuCycles + 200 * d.controlCycles;
+  EXPECT_DOUBLE_EQ(p.latencySeconds, iterations * chain / d.clockHz);
+  EXPECT_LT(p.bytesInFlightPerSm, p.bytesInFlightNeeded);
+}
+
+TEST(Predictor, ScalesTrafficAndSumsACall) {
+  KernelTraffic t = scaleTraffic(stream(1024, 4), 2.5);
+  EXPECT_EQ(t.instructions[0].requests, 80u);
+  EXPECT_EQ(t.instructions[0].sectors, 320u);
+  EXPECT_EQ(t.globalLaneBytes(), 2u * 80 * 128);
+  KernelPrediction a, b;
+  a.seconds = 1e-3;
+  b.seconds = 2e-3;
+  const DeviceSpec &d = h100();
+  EXPECT_DOUBLE_EQ(callSeconds(d, {a, b}), 3e-3 + static_cast<double>(d.l2Bytes) / d.copyBandwidth);
+  EXPECT_THROW(predictKernel(d, scalarKernel(10, 1, 255), grid(1, 1024), stream(1024, 4)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace scanforge::gpu

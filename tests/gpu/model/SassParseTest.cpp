@@ -1,0 +1,104 @@
+// The SASS reader on hand-written nvdisasm text: functions, predicates, labels, access widths, the
+// hot loop (innermost of the loops that touch global memory, not the trap after EXIT), and the
+// resource reports of ptxas -v and cuobjdump -res-usage.
+#include <gtest/gtest.h>
+
+#include "runtime/cuda/CudaError.h"
+#include "tools/gpu/sass/SassFacts.h"
+
+namespace scanforge::gpu {
+namespace {
+
+// Two functions; `k` has an outer time loop (.L_x_1) with an inner loop without global accesses
+// (.L_x_2), and a self-branch trap after EXIT.
+const char *kSass = R"(	.target	sm_90
+//--------------------- .text.k --------------------------
+	.section	.text.k,"ax",@progbits
+k:
+.text.k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_1:
+        /*0010*/                   LDG.E.EF.128 R4, desc[UR4][R2.64] ;
+        /*0020*/               @!P0 LDG.E R8, desc[UR4][R6.64] ;
+.L_x_2:
+        /*0030*/                   MUFU.EX2 R9, R9 ;
+        /*0040*/                   FADD R9, R9, 1 ;
+        /*0050*/               @P1 BRA `(.L_x_2) ;
+        /*0060*/                   BSSY B0, `(.L_x_3) ;
+        /*0070*/                   CALL.REL.NOINC `($k$__internal_fdiv) ;
+        /*0080*/                   BSYNC B0 ;
+.L_x_3:
+        /*0090*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*00a0*/               @P0 BRA `(.L_x_1) ;
+        /*00b0*/                   EXIT ;
+.L_x_4:
+        /*00c0*/                   BRA `(.L_x_4);
+//--------------------- .text.copy --------------------------
+copy:
+        /*0000*/                   STL [R1], R0 ;
+        /*0010*/                   EXIT ;
+)";
+
+TEST(Sass, ParsesFunctionsAndFindsTheTimeLoop) {
+  std::vector<SassFunction> fns = parseSass(kSass);
+  ASSERT_EQ(fns.size(), 2u);
+  const SassFunction &k = fns[0];
+  EXPECT_EQ(k.symbol, "k");
+  ASSERT_EQ(k.instructions.size(), 13u);
+  EXPECT_EQ(k.instructions[2].opcode, "LDG.E");  // the predicate is not the opcode
+  EXPECT_EQ(k.instructions[1].accessBytes(), 16u);
+  EXPECT_EQ(k.instructions[9].accessBytes(), 8u);
+  EXPECT_EQ(k.instructions[5].target, ".L_x_2");
+  EXPECT_EQ(k.labels.at(".L_x_1"), 1u);
+
+  std::optional<SassLoop> loop = hotLoop(k);
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->begin, 1u);  // the time loop, not the inner loop without global accesses
+  EXPECT_EQ(loop->end, 10u);
+  InstructionMix body = instructionMix(k, loop->begin, loop->end + 1);
+  EXPECT_EQ(body.instructions, 10u);
+  EXPECT_EQ(body.mufu, 1u);
+  EXPECT_EQ(body.calls, 1u);
+  EXPECT_EQ(body.branches, 2u);
+  EXPECT_EQ(body.bssy, 1u);
+  EXPECT_EQ(body.control, 5u);  // 2 BRA, BSSY, CALL, BSYNC
+  EXPECT_EQ(body.globalLoadBytes, 20u);
+  EXPECT_EQ(body.globalStoreBytes, 8u);
+  EXPECT_EQ(body.loadWidths, (std::map<unsigned, unsigned>{{4, 1}, {16, 1}}));
+  EXPECT_EQ(body.storeWidths, (std::map<unsigned, unsigned>{{8, 1}}));
+
+  EXPECT_FALSE(hotLoop(fns[1]));
+  EXPECT_EQ(instructionMix(fns[1], 0, fns[1].instructions.size()).localAccesses, 1u);
+}
+
+TEST(Sass, ReadsPtxasAndCuobjdumpReports) {
+  const std::string log =
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas info    : Function properties for k\n"
+      "    24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 0 barriers, 24 bytes cumulative stack size\n"
+      "ptxas info    : Compiling entry function 'other' for 'sm_90'\n"
+      "ptxas info    : Function properties for other\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 16 registers, used 0 barriers\n";
+  const std::string res =
+      "Resource usage:\n Function other:\n  REG:16 STACK:0 SHARED:0 LOCAL:0\n"
+      " Function k:\n  REG:255 STACK:24 SHARED:1024 LOCAL:0 CONSTANT[0]:564\n";
+  KernelSass k;
+  k.kernel = "k<1>";
+  k.symbol = "k";
+  readResources(log, res, k);
+  EXPECT_EQ(k.registers, 255u);
+  EXPECT_EQ(k.spillStoreBytes, 8u);
+  EXPECT_EQ(k.spillLoadBytes, 12u);
+  EXPECT_EQ(k.stackBytes, 24u);
+  EXPECT_EQ(k.staticSharedBytes, 1024u);
+
+  KernelSass missing;
+  missing.kernel = "gone";
+  missing.symbol = "gone";
+  EXPECT_THROW(readResources(log, res, missing), cuda::CudaError);
+}
+
+}  // namespace
+}  // namespace scanforge::gpu

@@ -1,0 +1,41 @@
+#include "tools/gpu/model/Device.h"
+
+#include <stdexcept>
+
+namespace scanforge::gpu {
+
+const DeviceSpec &h100() {
+  static const DeviceSpec spec{
+      .arch = "sm_90",
+      .name = "H100 SXM",
+      .multiprocessors = 132,
+      .registersPerSm = 65536,
+      .registerUnit = 256,
+      .maxRegistersPerThread = 255,
+      .threadsPerSm = 2048,
+      .blocksPerSm = 32,
+      .sharedPerSm = 228 * 1024,
+      .sharedReservedPerBlock = 1024,
+      .sharedPerBlock = 227 * 1024,
+      .schedulersPerSm = 4,
+      .clockHz = 1.98e9,
+      .copyBandwidth = 2.85e12,
+      // Loaded HBM3 latency, about 650 ns (idle latency is near 500 ns).
+      .memoryLatency = 650e-9,
+      // Dependent issue: about 4 cycles for integer and FP32 pipes, a MUFU result about 16, a
+      // branch or convergence barrier (BRA, BSSY, BSYNC, CALL) about 8.
+      .aluCycles = 4,
+      .mufuCycles = 16,
+      .controlCycles = 8,
+      .launchOverhead = 3e-6,
+      .l2Bytes = 50u << 20,
+  };
+  return spec;
+}
+
+const DeviceSpec &deviceSpec(const std::string &arch) {
+  if (arch == h100().arch) return h100();
+  throw std::invalid_argument("no GPU model for architecture '" + arch + "' (known: sm_90, the H100)");
+}
+
+}  // namespace scanforge::gpu

@@ -1,0 +1,37 @@
+// The GPUs the performance model knows, with every limit and constant it uses: defined here once
+// (the emulator's resident blocks, the occupancy, the predictor and `scanc --gpu-model` read them).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace scanforge::gpu {
+
+struct DeviceSpec {
+  std::string arch, name;
+  // Occupancy limits per SM.
+  unsigned multiprocessors;
+  unsigned registersPerSm, registerUnit;  // registers are allocated per warp in units of registerUnit
+  unsigned maxRegistersPerThread, threadsPerSm, blocksPerSm;
+  size_t sharedPerSm, sharedReservedPerBlock, sharedPerBlock;
+  // Speed.
+  unsigned schedulersPerSm;   // each issues one warp instruction per cycle
+  double clockHz;
+  double copyBandwidth;       // bytes/s of a grid-stride float4 copy (read + write)
+  double memoryLatency;       // s, a global load under load, issue to use
+  // Cycles one warp waits before its next dependent instruction, by kind (a warp alone on its
+  // scheduler issues no faster; several warps hide it).
+  double aluCycles, mufuCycles, controlCycles;
+  double launchOverhead;      // s per kernel launch (event-timed)
+  size_t l2Bytes;             // a timed call after an L2 flush first writes back this much
+};
+
+// The H100 SXM (sm_90): 132 SMs, 65536 registers, 2048 threads, 32 blocks and 228 KiB of shared
+// memory per SM (1 KiB reserved per block, 227 KiB at most per block), 4 schedulers at 1.98 GHz,
+// a copy bandwidth of 2.85 TB/s measured on an H100, 2026-11-22.
+const DeviceSpec &h100();
+
+// The spec for `arch`; throws std::invalid_argument naming the known architectures.
+const DeviceSpec &deviceSpec(const std::string &arch);
+
+}  // namespace scanforge::gpu

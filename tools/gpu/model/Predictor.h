@@ -1,0 +1,53 @@
+// The performance model: a kernel's predicted time on a GPU from what the instruments saw, with no
+// GPU. Inputs: the SASS facts (tools/gpu/sass), the launch, and the memory traffic the concurrent
+// emulator recorded (tools/gpu/emulator/Traffic.h), scaled to the shape predicted.
+//
+// time = max(memory, issue, latency) + launch overhead, per kernel:
+//   memory   bytes moved (32-byte sectors, so poor coalescing costs) at the copy bandwidth;
+//   issue    the busiest SM's warp instructions of the hot loop, one per scheduler and cycle;
+//   latency  each warp's iteration waits for its loads and then runs its loop body alone: memory
+//            latency + the body's dependent-issue cycles, per iteration (Little's law: an SM moves
+//            its warps' bytes in flight once per such round trip).
+// A call (a timed forward or backward) adds the write-back of a dirty L2, as after a flush.
+#pragma once
+
+#include <string>
+
+#include "runtime/cuda/DeviceBackend.h"
+#include "tools/gpu/emulator/Traffic.h"
+#include "tools/gpu/model/Device.h"
+#include "tools/gpu/model/Occupancy.h"
+#include "tools/gpu/sass/SassFacts.h"
+
+namespace scanforge::gpu {
+
+struct KernelPrediction {
+  std::string kernel;
+  Occupancy occupancy;
+  uint64_t blocks = 0;
+  double waves = 0;                  // blocks / (blocks per SM x SMs)
+  unsigned residentWarpsPerSm = 0;   // on the busiest SM
+  double iterationsPerWarp = 0;      // of the hot loop (1: no loop, the body once)
+  double bytesInFlightPerSm = 0;     // loads of one iteration of the resident warps
+  double bytesInFlightNeeded = 0;    // copy bandwidth per SM x memory latency
+  double bytesMoved = 0, sectorsPerRequest = 0, sectorEfficiency = 0, instructionsPerByte = 0;
+  double memorySeconds = 0, issueSeconds = 0, latencySeconds = 0, overheadSeconds = 0;
+  double seconds = 0;
+  const char *bound = "";  // "memory", "issue" or "latency"
+};
+
+// `traffic` is the kernel's traffic at the predicted shape (see scaleTraffic); throws
+// std::invalid_argument naming the kernel when the launch cannot run or the traffic is empty.
+KernelPrediction predictKernel(const DeviceSpec &device, const KernelSass &sass, const cuda::LaunchConfig &launch,
+                               const KernelTraffic &traffic);
+
+// The traffic of a reduced shape times `factor` (requests, sectors, lane bytes, wavefronts): for
+// kernels whose bytes per element do not depend on the shape, the full shape's traffic.
+KernelTraffic scaleTraffic(const KernelTraffic &traffic, double factor);
+
+// Seconds of a call of these kernels (after an L2 flush), and the fraction of the copy bandwidth
+// that moving `idealBytes` in that time is.
+double callSeconds(const DeviceSpec &device, const std::vector<KernelPrediction> &kernels);
+double fractionOfCopy(const DeviceSpec &device, double idealBytes, double seconds);
+
+}  // namespace scanforge::gpu

@@ -1,0 +1,39 @@
+// nvdisasm's text parsed into functions and instructions, and the hot loop of a kernel: the
+// innermost of the loops (backward branches) that touch global memory, i.e. a scan's time loop.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scanforge::gpu {
+
+struct SassInstruction {
+  std::string opcode;  // with modifiers: "LDG.E.EF.128", "MUFU.EX2", "BRA"
+  std::string target;  // a branch's label (".L_x_80"), else empty
+
+  std::string base() const { return opcode.substr(0, opcode.find('.')); }  // "LDG"
+  bool globalLoad() const;   // LDG
+  bool globalStore() const;  // STG, and global reductions/atomics count as stores
+  unsigned accessBytes() const;  // of a memory instruction: 1, 2, 4, 8 or 16
+};
+
+struct SassFunction {
+  std::string symbol;  // the mangled name
+  std::vector<SassInstruction> instructions;
+  std::map<std::string, size_t> labels;  // label -> index of the instruction that follows it
+};
+
+// Instructions [begin, end] (end is the backward branch).
+struct SassLoop {
+  size_t begin = 0, end = 0;
+};
+
+std::vector<SassFunction> parseSass(const std::string &nvdisasmText);
+
+// The innermost of the loops with a global load or store (the most global bytes when several),
+// or nullopt when there is none. A branch to itself (the trap after EXIT) is no loop.
+std::optional<SassLoop> hotLoop(const SassFunction &function);
+
+}  // namespace scanforge::gpu

@@ -1,0 +1,49 @@
+// What the SASS of a kernel says about its speed: registers, spills and local memory (ptxas's
+// report and cuobjdump -res-usage), load/store widths, MUFU/CALL/branch counts, and the hot loop's
+// instructions per global byte. The performance model (tools/gpu/model) consumes these.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/gpu/sass/Disassembler.h"
+#include "tools/gpu/sass/Sass.h"
+
+namespace scanforge::gpu {
+
+// Static counts over a stretch of SASS (each instruction once).
+struct InstructionMix {
+  unsigned instructions = 0, mufu = 0, calls = 0, branches = 0, bssy = 0, localAccesses = 0;
+  unsigned control = 0;  // BRA, BSSY, BSYNC, CALL, RET: branches and convergence barriers
+  std::map<unsigned, unsigned> loadWidths, storeWidths;  // global access bytes -> instructions
+  unsigned globalLoadBytes = 0, globalStoreBytes = 0;    // per thread, each instruction once
+
+  unsigned globalBytes() const { return globalLoadBytes + globalStoreBytes; }
+};
+InstructionMix instructionMix(const SassFunction &function, size_t begin, size_t end);  // [begin, end)
+
+struct KernelSass {
+  std::string kernel, symbol;  // "fwd1<16>", "_Z4fwd1ILi16EEvPKfS1_Pfiii"
+  unsigned registers = 0, stackBytes = 0, localBytes = 0, staticSharedBytes = 0;
+  unsigned spillStoreBytes = 0, spillLoadBytes = 0;
+  InstructionMix all;
+  std::optional<InstructionMix> loop;  // one iteration of the hot loop
+
+  // Warp instructions per byte a warp moves in one iteration of the hot loop (0 without one).
+  double loopInstructionsPerByte() const;
+};
+
+// Reads ptxas's -v report and cuobjdump's -res-usage for `symbol` into `facts`; throws
+// cuda::CudaError naming the kernel when either lacks it.
+void readResources(const std::string &ptxasLog, const std::string &resUsage, KernelSass &facts);
+
+// Compiles `source` with NVRTC for `arch` (cubin, ptxas -v) and reads the SASS facts of each of
+// `kernels` (names or template instances, e.g. "fwd1<16>"). Throws cuda::CudaError naming the
+// file and the kernel on failure.
+std::vector<KernelSass> sassFacts(const std::string &source, const std::string &file, const std::string &arch,
+                                  const std::vector<std::string> &options, const std::vector<std::string> &kernels,
+                                  const BinaryTools &tools);
+
+}  // namespace scanforge::gpu

@@ -1,0 +1,262 @@
+#include "tools/scanc/GpuModel.h"
+
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <set>
+
+#include "compiler/api/CompiledModuleImpl.h"
+#include "compiler/mlir/Target/Cuda/CudaEmitter.h"
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/Goldens.h"
+#include "runtime/cuda/KernelCache.h"
+#include "runtime/cuda/KernelPackage.h"
+#include "runtime/cuda/RecurrenceRunner.h"
+#include "tools/gpu/emulator/EmulatedBackend.h"
+#include "tools/gpu/model/Predictor.h"
+#include "tools/scanc/Shape.h"
+
+namespace scanforge::tools {
+
+namespace {
+
+using cuda::BufferDesc;
+using cuda::BufferRole;
+using cuda::RecurrenceDesc;
+
+constexpr int kOk = 0, kUserError = 1, kInternalError = 2;
+constexpr int64_t kReducedSteps = 64;  // at least; a multiple of the chunk length
+
+std::string format(const char *spec, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, spec, value);
+  return text;
+}
+
+// The emulated run is at B = 1 and a few chunks of T, with every channel and register dimension
+// as asked (coalescing and register pressure as at full size); its traffic is scaled by B*T.
+struct Reduced {
+  cuda::Shape shape;
+  cuda::Plan plan;
+  double scale;
+};
+
+Reduced reducedOf(const cuda::RecurrenceRunner &runner, const cuda::Shape &full, const cuda::Plan &plan) {
+  bool chunkedInTime = plan.chunk < full.steps;  // chunks or checkpoint intervals
+  int64_t steps = chunkedInTime ? std::min(full.steps, std::max(kReducedSteps, 2 * plan.chunk))
+                                : std::min(full.steps, kReducedSteps);
+  steps = chunkedInTime ? steps / plan.chunk * plan.chunk : steps;
+  cuda::Shape shape{1, steps, full.dims};
+  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps);
+  return {shape, reduced, static_cast<double>(full.batch * full.steps) / static_cast<double>(steps)};
+}
+
+// Device buffers for both directions, inputs and parameters random (parameters negative: decaying
+// scans stay finite). Optional buffers only where the backward needs them; workspaces are the runner's.
+struct Buffers {
+  std::vector<cuda::DeviceBuffer> owned;
+  cuda::BufferMap map;
+};
+
+Buffers provide(cuda::RecurrenceRunner &runner, const cuda::Shape &shape, const cuda::Plan &plan) {
+  const RecurrenceDesc *bwd = runner.backwardDesc();
+  std::set<std::string> neededByBackward;
+  if (bwd)
+    for (const BufferDesc &b : bwd->buffers)
+      if (!b.optional) neededByBackward.insert(b.name);
+  Buffers out;
+  std::mt19937 gen(17);
+  auto add = [&](const BufferDesc &b) {
+    if ((b.optional && !neededByBackward.count(b.name)) || b.role == BufferRole::Workspace || out.map.count(b.name)) return;
+    size_t bytes = runner.bytes(b, shape, plan);
+    out.owned.emplace_back(runner.device(), bytes);
+    bool param = b.role == BufferRole::Param;
+    if (param || b.role == BufferRole::Input) {
+      std::uniform_real_distribution<float> dist(param ? -1.0f : -2.0f, param ? -0.05f : 2.0f);
+      std::vector<float> values(bytes / (b.dtype == "bf16" ? 2 : 4));
+      for (float &v : values) v = dist(gen);
+      std::vector<uint16_t> bf16;
+      for (float v : values) bf16.push_back(cuda::toBf16(v));
+      runner.device().upload(out.owned.back().get(), b.dtype == "bf16" ? static_cast<const void *>(bf16.data()) : values.data(),
+                             bytes);
+    } else {
+      runner.device().zero(out.owned.back().get(), bytes, 0);
+    }
+    out.map[b.name] = out.owned.back().get();
+  };
+  for (const BufferDesc &b : runner.forwardDesc().buffers) add(b);
+  if (bwd)
+    for (const BufferDesc &b : bwd->buffers) add(b);
+  return out;
+}
+
+cuda::Variables variablesOf(const cuda::Shape &shape, const cuda::Plan &plan) {
+  cuda::Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}};
+  for (auto &[name, size] : shape.dims) vars[name] = size;
+  return vars;
+}
+
+const char *widthName(bool store, unsigned bytes) {
+  static const std::map<unsigned, const char *> loads = {{1, "LDG.U8"}, {2, "LDG.U16"}, {4, "LDG.E"}, {8, "LDG.E.64"}, {16, "LDG.E.128"}};
+  static const std::map<unsigned, const char *> stores = {{1, "STG.U8"}, {2, "STG.U16"}, {4, "STG.E"}, {8, "STG.E.64"}, {16, "STG.E.128"}};
+  return (store ? stores : loads).at(bytes);
+}
+
+std::string widths(const gpu::InstructionMix &mix) {
+  std::string text;
+  for (bool store : {false, true})
+    for (auto &[bytes, count] : store ? mix.storeWidths : mix.loadWidths)
+      text += std::string(text.empty() ? "" : ", ") + widthName(store, bytes) + " x" + std::to_string(count);
+  return text.empty() ? "none" : text;
+}
+
+struct Direction {
+  double seconds = 0, idealBytes = 0, bytesMoved = 0;
+};
+
+// Predicts and prints every launch of one direction; returns its predicted call time and ideal bytes.
+Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &rec, const cuda::Plan &plan,
+                           const cuda::Shape &full, const Reduced &reduced, const std::vector<gpu::KernelTraffic> &traffic,
+                           const gpu::BinaryTools &tools, const cuda::RecurrenceRunner &runner, bool backward) {
+  const std::vector<cuda::LaunchDesc> &launches = plan.strategy == cuda::Strategy::Sequential ? rec.sequential : rec.chunked;
+  cuda::Variables vars = variablesOf(full, plan);
+  std::vector<std::string> defines, names;
+  for (auto &[macro, formula] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(cuda::evaluate(formula, vars)));
+  std::map<std::string, int> launchesOf;
+  for (const cuda::LaunchDesc &l : launches)
+    if (launchesOf[l.kernel]++ == 0) names.push_back(l.kernel);
+  std::map<std::string, gpu::KernelSass> sass;
+  for (gpu::KernelSass &k : gpu::sassFacts(rec.source, rec.file, device.arch, defines, names, tools)) sass[k.kernel] = std::move(k);
+  std::map<std::string, gpu::KernelTraffic> byKernel;
+  for (const gpu::KernelTraffic &k : traffic) byKernel[k.kernel] = k;
+
+  Direction d;
+  for (const BufferDesc &b : rec.buffers)
+    if (cuda::countsAsIdeal(b, backward) && !b.optional) d.idealBytes += static_cast<double>(runner.bytes(b, full, plan));
+  std::vector<gpu::KernelPrediction> predictions;
+  for (const cuda::LaunchDesc &l : launches) {
+    cuda::LaunchConfig config;
+    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(cuda::evaluate(l.grid[i], vars));
+    config.block = static_cast<unsigned>(l.block);
+    config.sharedBytes = static_cast<size_t>(cuda::evaluate(l.sharedBytes, vars));
+    auto t = byKernel.find(l.kernel);
+    if (t == byKernel.end())
+      throw cuda::CudaError(l.kernel + ": the emulated run at " + reduced.shape.describe() + " recorded no traffic");
+    const gpu::KernelSass &s = sass.at(l.kernel);
+    gpu::KernelPrediction p =
+        gpu::predictKernel(device, s, config, gpu::scaleTraffic(t->second, reduced.scale / launchesOf[l.kernel]));
+    predictions.push_back(p);
+    d.bytesMoved += p.bytesMoved;
+    std::cout << "  kernel " << l.kernel << ": grid " << config.grid[0] << "x" << config.grid[1] << "x" << config.grid[2]
+              << " of " << config.block << " threads, " << config.sharedBytes << " B shared\n"
+              << "    SASS: " << s.registers << " registers, spills " << s.spillStoreBytes << "/" << s.spillLoadBytes
+              << " B (store/load), stack " << s.stackBytes << " B; " << widths(s.all) << "; MUFU " << s.all.mufu
+              << ", CALL " << s.all.calls << ", BRA " << s.all.branches << ", BSSY " << s.all.bssy << "\n"
+              << "    hot loop: "
+              << (s.loop ? std::to_string(s.loop->instructions) + " instructions, " + std::to_string(s.loop->globalBytes()) +
+                               " global bytes per thread, " + format("%.3f", s.loopInstructionsPerByte()) +
+                               " warp instructions per byte"
+                         : std::string("none (straight-line kernel)"))
+              << "\n    occupancy: " << p.occupancy.blocksPerSm << " blocks/SM (limited by " << p.occupancy.limitedBy
+              << "), " << p.residentWarpsPerSm << " warps resident on the busiest SM, " << format("%.2f", p.waves)
+              << " waves\n"
+              << "    traffic: " << format("%.3g", p.bytesMoved / 1e9) << " GB moved ("
+              << format("%.2f", p.bytesMoved / d.idealBytes) << "x the call's ideal), "
+              << format("%.2f", p.sectorsPerRequest) << " sectors/request, sector efficiency "
+              << format("%.2f", p.sectorEfficiency) << "; bytes in flight/SM " << format("%.0f", p.bytesInFlightPerSm)
+              << " vs " << format("%.0f", p.bytesInFlightNeeded) << " needed (latency x bandwidth)\n"
+              << "    predicted: memory " << format("%.3f", p.memorySeconds * 1e3) << " ms, issue "
+              << format("%.3f", p.issueSeconds * 1e3) << " ms, latency " << format("%.3f", p.latencySeconds * 1e3)
+              << " ms -> " << p.bound << "-bound, " << format("%.3f", p.seconds * 1e3) << " ms\n";
+  }
+  d.seconds = gpu::callSeconds(device, predictions);
+  return d;
+}
+
+void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &package, const RecurrenceDesc &rec,
+                      const cuda::Shape &full, gpu::EmulatedBackend &emulator, const gpu::BinaryTools &tools) {
+  cuda::RecurrenceRunner runner(package, rec.name, emulator);
+  cuda::Plan plan;
+  try {
+    plan = runner.plan(full);
+  } catch (const cuda::CudaError &e) {
+    throw ShapeError(e.what());
+  }
+  Reduced reduced = reducedOf(runner, full, plan);
+  Buffers buffers = provide(runner, reduced.shape, reduced.plan);
+  emulator.clearTraffic();
+  runner.forward(reduced.shape, reduced.plan, buffers.map);
+  std::vector<gpu::KernelTraffic> forwardTraffic = emulator.traffic();
+  emulator.clearTraffic();
+  const RecurrenceDesc *bwd = runner.backwardDesc();
+  if (bwd) runner.backward(reduced.shape, reduced.plan, buffers.map);
+  std::vector<gpu::KernelTraffic> backwardTraffic = emulator.traffic();
+
+  std::cout << "# " << rec.name << " at " << full.describe() << " on " << device.name << " (" << device.arch
+            << "); traffic emulated at " << reduced.shape.describe() << " and scaled by " << format("%g", reduced.scale)
+            << "\nstrategy: " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
+            << " chunk(s)\nforward:\n";
+  Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
+  auto line = [&](const char *what, const Direction &d) {
+    std::cout << "predicted " << what << ": " << format("%.3f", d.seconds * 1e3) << " ms, "
+              << format("%.1f", 100 * gpu::fractionOfCopy(device, d.idealBytes, d.seconds))
+              << "% of copy bandwidth on the ideal " << format("%.3g", d.idealBytes / 1e9) << " GB (moves "
+              << format("%.2f", d.bytesMoved / d.idealBytes) << "x that)\n";
+  };
+  line("forward", f);
+  if (!bwd) return;
+  std::cout << "backward:\n";
+  Direction b = predictDirection(device, *bwd, plan, full, reduced, backwardTraffic, tools, runner, true);
+  line("backward", b);
+  line("forward+backward", {f.seconds + b.seconds, f.idealBytes + b.idealBytes, f.bytesMoved + b.bytesMoved});
+}
+
+}  // namespace
+
+int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch) {
+  const gpu::DeviceSpec *device = nullptr;
+  cuda::Shape full;
+  try {
+    device = &gpu::deviceSpec(arch);
+    std::map<std::string, int64_t> sizes = scanc::parseShape(shapeText);
+    full = {sizes.at("b"), sizes.at("t"), {}};
+    for (auto &[name, size] : sizes)
+      if (name != "b" && name != "t") full.dims[name] = size;
+  } catch (const std::invalid_argument &e) {  // ShapeError too
+    std::cerr << "scanc: error: --gpu-model " << path << ": " << e.what() << "\n";
+    return kUserError;
+  }
+  std::string why;
+  std::optional<gpu::BinaryTools> tools = gpu::BinaryTools::find(why);
+  if (!tools) {
+    std::cerr << "scanc: error: --gpu-model reads SASS: " << why << "\n";
+    return kUserError;
+  }
+  CompiledModule module = compileModule(path);  // CompileError: the caller reports it
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  mlir::FailureOr<cuda::KernelPackage> package = cuda::kernelPackage(module.impl().cudaKernels(), os);
+  if (mlir::failed(package)) {
+    std::cerr << "scanc: error: " << path << ": " << errors << "\n";
+    return kUserError;
+  }
+
+  gpu::EmulatorOptions options;
+  options.cacheDir = cuda::KernelCache::defaultDirectory().parent_path() / "emulator";
+  gpu::EmulatedBackend emulator(options);
+  std::cout << "# " << path << ": GPU model report; every time and fraction below is predicted by the model "
+            << "(docs/cuda.md), not measured\n";
+  try {
+    for (const RecurrenceDesc &rec : package->recurrences())
+      if (rec.adjointOf.empty()) reportRecurrence(*device, *package, rec, full, emulator, *tools);
+  } catch (const ShapeError &e) {
+    std::cerr << "scanc: error: --gpu-model " << path << " --shape " << shapeText << ": " << e.what() << "\n";
+    return kUserError;
+  } catch (const std::exception &e) {
+    std::cerr << "scanc: internal error: --gpu-model " << path << " at " << full.describe() << ": " << e.what() << "\n";
+    return kInternalError;
+  }
+  return kOk;
+}
+
+}  // namespace scanforge::tools

@@ -1,0 +1,15 @@
+// `scanc --gpu-model FILE --shape b=64,t=4096,d=1024 [--arch sm_90]`: the performance model's
+// report for every recurrence of FILE, without a GPU. Per kernel of the plan the runtime picks:
+// strategy, grid, registers, occupancy, bytes moved vs ideal, sectors per request, instructions
+// per byte, the binding limit and the predicted time; per call the predicted fraction of copy
+// bandwidth for the forward, the backward and both. Every number from the model says "predicted".
+#pragma once
+
+#include <string>
+
+namespace scanforge::tools {
+
+// Returns scanc's exit code: 0, 1 for a user error (bad shape or arch, missing tools), 2 for a bug.
+int gpuModel(const std::string &path, const std::string &shape, const std::string &arch);
+
+}  // namespace scanforge::tools
