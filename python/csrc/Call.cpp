@@ -83,7 +83,10 @@ Call bindCall(const std::string &key, at::TensorList inputs, at::TensorList para
   try {
     call.shapes = call.rec->cpu.shapesOf(in, pr);
   } catch (const ShapeError &e) {
-    C10_THROW_ERROR(ValueError, std::string("scanforge ") + e.what());
+    std::string given;
+    for (size_t i = 0; i < inputs.size(); ++i) given += (i ? ", " : "") + sig.inputs[i].name + " " + shapeText(inputs[i].sizes());
+    for (size_t i = 0; i < params.size(); ++i) given += ", " + sig.params[i].name + " " + shapeText(params[i].sizes());
+    C10_THROW_ERROR(ValueError, std::string("scanforge ") + e.what() + " (given " + given + ")");
   }
   if (initialNames.size() != initial.size())
     C10_THROW_ERROR(ValueError, check.where() + std::to_string(initialNames.size()) + " initial-state names for " +

@@ -106,6 +106,9 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
 
 std::vector<at::Tensor> scanAutograd(const std::string &key, at::TensorList inputs, at::TensorList params,
                                      const Names &names, at::TensorList initial) {
+  // Checked before dispatch, so that tensors on mixed devices get this call's message rather than
+  // the dispatcher's "could not run ... with arguments from the ... backend".
+  bindCall(key, inputs, params, names, initial);
   return ScanFunction::apply(key, inputs, params, names, initial);
 }
 
