@@ -20,6 +20,7 @@ struct Checker {
   const Signature &sig;
   const at::Tensor *first = nullptr;  // the tensor that fixed the call's device and dtype
   std::string firstName;
+  std::map<std::string, std::pair<int64_t, std::string>> sizes;  // dimension -> size, and who fixed it
 
   std::string where() const { return "scanforge " + sig.name + ": "; }
 
@@ -51,6 +52,27 @@ struct Checker {
                                       ") is not contiguous; pass .contiguous()");
   }
 
+  // Binds the sizes of a tensor of `lead` leading dimensions (B, T) and the port's dimensions.
+  void bind(const char *role, const Port &port, const at::Tensor &t, const std::vector<std::string> &lead) {
+    std::vector<std::string> dims = lead;
+    dims.insert(dims.end(), port.dims.begin(), port.dims.end());
+    std::string what = std::string(role) + " '" + port.name + "' " + shapeText(t.sizes());
+    if (t.dim() != static_cast<int64_t>(dims.size())) {
+      std::string names;
+      for (const std::string &d : dims) names += (names.empty() ? "" : ", ") + d;
+      C10_THROW_ERROR(ValueError, where() + what + " has " + std::to_string(t.dim()) + " dimensions, expected " +
+                                      std::to_string(dims.size()) + " [" + names + "]");
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      int64_t size = t.size(static_cast<int64_t>(i));
+      if (size <= 0) C10_THROW_ERROR(ValueError, where() + what + " has " + dims[i] + " = " + std::to_string(size));
+      auto [it, fresh] = sizes.emplace(dims[i], std::pair{size, what});
+      if (!fresh && it->second.first != size)
+        C10_THROW_ERROR(ValueError, where() + what + " has " + dims[i] + " = " + std::to_string(size) + ", but " +
+                                        it->second.second + " has " + dims[i] + " = " + std::to_string(it->second.first));
+    }
+  }
+
   void shape(const char *role, const Port &port, const at::Tensor &t, const std::vector<int64_t> &want) const {
     if (t.sizes() != at::IntArrayRef(want))
       C10_THROW_ERROR(ValueError, where() + role + " '" + port.name + "' has shape " + shapeText(t.sizes()) +
@@ -58,35 +80,45 @@ struct Checker {
   }
 };
 
-TensorView view(const at::Tensor &t) { return {t.data_ptr(), t.sizes().vec(), ElemType::F32}; }
-
 }  // namespace
 
-Call bindCall(const std::string &key, at::TensorList inputs, at::TensorList params,
-              const std::vector<std::string> &initialNames, at::TensorList initial) {
+std::vector<int64_t> Call::step(const Port &port) const {
+  std::vector<int64_t> out = {shape.batch, shape.steps};
+  for (const std::string &d : port.dims) out.push_back(shape.dims.at(d));
+  return out;
+}
+std::vector<int64_t> Call::state(const Port &port) const {
+  std::vector<int64_t> out = {shape.batch};
+  for (const std::string &d : port.dims) out.push_back(shape.dims.at(d));
+  return out;
+}
+std::vector<int64_t> Call::param(const Port &port) const {
+  std::vector<int64_t> out;
+  for (const std::string &d : port.dims) out.push_back(shape.dims.at(d));
+  return out;
+}
+
+Call bindCall(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &initialNames,
+              at::TensorList initial) {
   Call call;
   call.rec = &lookup(key);
   const Signature &sig = call.signature();
   Checker check(sig);
   check.count("input", sig.inputs, inputs);
   check.count("parameter", sig.params, params);
-  TensorViews in, pr;
   for (size_t i = 0; i < inputs.size(); ++i) {
     check.tensor("input", sig.inputs[i].name, inputs[i]);
-    in[sig.inputs[i].name] = view(inputs[i]);
+    check.bind("input", sig.inputs[i], inputs[i], {"B", "T"});
   }
   for (size_t i = 0; i < params.size(); ++i) {
     check.tensor("parameter", sig.params[i].name, params[i]);
-    pr[sig.params[i].name] = view(params[i]);
+    check.bind("parameter", sig.params[i], params[i], {});
   }
   call.dtype = check.first->scalar_type();
-  try {
-    call.shapes = call.rec->cpu.shapesOf(in, pr);
-  } catch (const ShapeError &e) {
-    std::string given;
-    for (size_t i = 0; i < inputs.size(); ++i) given += (i ? ", " : "") + sig.inputs[i].name + " " + shapeText(inputs[i].sizes());
-    for (size_t i = 0; i < params.size(); ++i) given += ", " + sig.params[i].name + " " + shapeText(params[i].sizes());
-    C10_THROW_ERROR(ValueError, std::string("scanforge ") + e.what() + " (given " + given + ")");
+  for (auto &[dim, size] : check.sizes) {
+    if (dim == "B") call.shape.batch = size.first;
+    else if (dim == "T") call.shape.steps = size.first;
+    else call.shape.dims[dim] = size.first;
   }
   if (initialNames.size() != initial.size())
     C10_THROW_ERROR(ValueError, check.where() + std::to_string(initialNames.size()) + " initial-state names for " +
@@ -103,7 +135,7 @@ Call bindCall(const std::string &key, at::TensorList inputs, at::TensorList para
     for (const Port *seen : call.initialPorts)
       if (seen == state) C10_THROW_ERROR(ValueError, check.where() + "two initial values for state '" + state->name + "'");
     check.tensor("initial state", state->name, initial[i]);
-    check.shape("initial state", *state, initial[i], call.shapes.state(*state));
+    check.shape("initial state", *state, initial[i], call.state(*state));
     call.initialPorts.push_back(state);
   }
   return call;
@@ -116,11 +148,11 @@ void checkGradients(const Call &call, at::TensorList outputGrads, at::TensorList
   check.count("final-state-gradient", sig.states, finalGrads);
   for (size_t i = 0; i < outputGrads.size(); ++i) {
     check.tensor("output gradient", sig.outputs[i].name, outputGrads[i]);
-    check.shape("output gradient", sig.outputs[i], outputGrads[i], call.shapes.step(sig.outputs[i]));
+    check.shape("output gradient", sig.outputs[i], outputGrads[i], call.step(sig.outputs[i]));
   }
   for (size_t i = 0; i < finalGrads.size(); ++i) {
     check.tensor("final-state gradient", sig.states[i].name, finalGrads[i]);
-    check.shape("final-state gradient", sig.states[i], finalGrads[i], call.shapes.state(sig.states[i]));
+    check.shape("final-state gradient", sig.states[i], finalGrads[i], call.state(sig.states[i]));
   }
 }
 

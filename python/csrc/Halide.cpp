@@ -55,10 +55,10 @@ std::vector<at::Tensor> halideForward(const Call &call, at::TensorList inputs, a
   Operands ops(call, inputs, params, initial);
   Views outputs, finals;
   std::vector<at::Tensor> results;
-  for (const Port &o : sig.outputs) results.push_back(outputs.make(o, call.shapes.step(o), o.type));
-  for (const Port &s : sig.states) results.push_back(finals.make(s, call.shapes.state(s), ElemType::F32));
+  for (const Port &o : sig.outputs) results.push_back(outputs.make(o, call.step(o), o.type));
+  for (const Port &s : sig.states) results.push_back(finals.make(s, call.state(s), ElemType::F32));
   guarded([&] {
-    call.rec->cpu.forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, finals.views, nullptr);
+    call.rec->cpu->forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, finals.views, nullptr);
   });
   for (at::Tensor &r : results) r = r.to(call.dtype);
   return results;
@@ -67,16 +67,16 @@ std::vector<at::Tensor> halideForward(const Call &call, at::TensorList inputs, a
 std::vector<at::Tensor> halideBackward(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList initial,
                                        at::TensorList outputGrads, at::TensorList finalGrads) {
   const Signature &sig = call.signature();
-  const Recurrence &rec = call.rec->cpu;
+  const Recurrence &rec = *call.rec->cpu;
   Operands ops(call, inputs, params, initial);
   Views outputs, seeds, finalSeeds, inputGrads, paramGrads, initialGrads;
-  for (const Port &o : sig.outputs) outputs.make(o, call.shapes.step(o), o.type);
+  for (const Port &o : sig.outputs) outputs.make(o, call.step(o), o.type);
   for (size_t i = 0; i < sig.outputs.size(); ++i) seeds.add(sig.outputs[i], outputGrads[i], sig.outputs[i].type);
   for (size_t i = 0; i < sig.states.size(); ++i) finalSeeds.add(sig.states[i], finalGrads[i], ElemType::F32);
   std::vector<at::Tensor> results;
-  for (const Port &p : sig.inputs) results.push_back(inputGrads.make(p, call.shapes.step(p), p.type));
-  for (const Port &p : sig.params) results.push_back(paramGrads.make(p, call.shapes.param(p), ElemType::F32));
-  for (const Port *s : call.initialPorts) results.push_back(initialGrads.make(*s, call.shapes.state(*s), ElemType::F32));
+  for (const Port &p : sig.inputs) results.push_back(inputGrads.make(p, call.step(p), p.type));
+  for (const Port &p : sig.params) results.push_back(paramGrads.make(p, call.param(p), ElemType::F32));
+  for (const Port *s : call.initialPorts) results.push_back(initialGrads.make(*s, call.state(*s), ElemType::F32));
   guarded([&] {
     SavedStates saved;
     rec.forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, {}, &saved);

@@ -2,6 +2,7 @@
 // autograd function that makes `scan` differentiable in its inputs, parameters and initial states.
 //
 //   load(path, recurrence) -> key            compiles a .scan file once (cached by content)
+//   load_package(dir, recurrence) -> key     a recurrence of a kernel package (CUDA tensors)
 //   signature(key) -> JSON                   the ports (Registry.h)
 //   scan(key, inputs, params, initial_names, initial) -> outputs..., finals...
 //   scan_backward(key, inputs, params, initial_names, initial, output_grads, final_grads)
@@ -11,18 +12,41 @@
 #include <torch/library.h>
 
 #include "python/csrc/Backends.h"
+#include "python/csrc/Device.h"
 
 namespace scanforge::torchext {
 
 namespace {
 
-using Names = std::vector<std::string>;
+
+// The backend of a call on CPU tensors: float64 on the reference interpreter, float32/bfloat16 on
+// the Halide programs, or on the CUDA kernels under the emulator when the test-only switch is on.
+enum class CpuPath { Reference, Halide, Emulated };
+
+CpuPath cpuPath(const Call &call) {
+  if (call.dtype != at::kDouble && emulator()) return CpuPath::Emulated;
+#if SCANFORGE_TORCH_COMPILER
+  if (call.rec->cpu) return call.dtype == at::kDouble ? CpuPath::Reference : CpuPath::Halide;
+#endif
+  C10_THROW_ERROR(ValueError, "scanforge " + call.signature().name + ": a kernel package runs on CUDA tensors only, "
+                              "and this call's are on the CPU (the CPU backends need scanforge.load of a .scan file)");
+}
 
 std::vector<at::Tensor> scanCpu(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &initialNames,
                                 at::TensorList initial) {
   Call call = bindCall(key, inputs, params, initialNames, initial);
-  return call.dtype == at::kDouble ? referenceForward(call, inputs, params, initial)
-                                   : halideForward(call, inputs, params, initial);
+  switch (cpuPath(call)) {
+    case CpuPath::Emulated: {
+      std::shared_ptr<cuda::DeviceBackend> backend = emulator();
+      std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
+      return deviceForward(call, {*backend, *memory}, inputs, params, initial);
+    }
+#if SCANFORGE_TORCH_COMPILER
+    case CpuPath::Reference: return referenceForward(call, inputs, params, initial);
+    case CpuPath::Halide: return halideForward(call, inputs, params, initial);
+#endif
+    default: C10_THROW_ERROR(Error, "scanforge: no CPU backend in this build");
+  }
 }
 
 std::vector<at::Tensor> scanBackwardCpu(const std::string &key, at::TensorList inputs, at::TensorList params,
@@ -30,8 +54,18 @@ std::vector<at::Tensor> scanBackwardCpu(const std::string &key, at::TensorList i
                                         at::TensorList finalGrads) {
   Call call = bindCall(key, inputs, params, initialNames, initial);
   checkGradients(call, outputGrads, finalGrads);
-  return call.dtype == at::kDouble ? referenceBackward(call, inputs, params, initial, outputGrads, finalGrads)
-                                   : halideBackward(call, inputs, params, initial, outputGrads, finalGrads);
+  switch (cpuPath(call)) {
+    case CpuPath::Emulated: {
+      std::shared_ptr<cuda::DeviceBackend> backend = emulator();
+      std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
+      return deviceBackward(call, {*backend, *memory}, inputs, params, initial, outputGrads, finalGrads);
+    }
+#if SCANFORGE_TORCH_COMPILER
+    case CpuPath::Reference: return referenceBackward(call, inputs, params, initial, outputGrads, finalGrads);
+    case CpuPath::Halide: return halideBackward(call, inputs, params, initial, outputGrads, finalGrads);
+#endif
+    default: C10_THROW_ERROR(Error, "scanforge: no CPU backend in this build");
+  }
 }
 
 std::vector<at::Tensor> callScan(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &names,
@@ -89,7 +123,7 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
         continue;
       }
       bool output = i < sig.outputs.size();
-      grads[i] = at::zeros(output ? call.shapes.step(sig.outputs[i]) : call.shapes.state(sig.states[i - sig.outputs.size()]),
+      grads[i] = at::zeros(output ? call.step(sig.outputs[i]) : call.state(sig.states[i - sig.outputs.size()]),
                            inputs[0].options());
     }
     at::TensorList outputGrads = at::TensorList(grads).slice(0, sig.outputs.size());
@@ -114,8 +148,16 @@ std::vector<at::Tensor> scanAutograd(const std::string &key, at::TensorList inpu
 
 }  // namespace
 
+#if !SCANFORGE_TORCH_COMPILER
+std::string loadScan(const std::string &path, const std::string &) {
+  C10_THROW_ERROR(ValueError, "scanforge.load('" + path + "'): this build has no compiler (runtime-only); "
+                              "serve a kernel package with scanforge.load_package");
+}
+#endif
+
 TORCH_LIBRARY(scanforge, m) {
   m.def("load(str path, str recurrence) -> str", &loadScan);
+  m.def("load_package(str dir, str recurrence) -> str", &loadPackage);
   m.def("signature(str key) -> str", &signatureJson);
   m.def("scan(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial) -> Tensor[]");
   m.def("scan_backward(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial, "

@@ -34,7 +34,7 @@ reference::RunInputs runInputs(const Call &call, at::TensorList inputs, at::Tens
   return in;
 }
 
-scan::RecurrenceOp forwardOp(const Call &call) { return call.rec->module.impl().forward(call.signature().name); }
+scan::RecurrenceOp forwardOp(const Call &call) { return call.rec->module->impl().forward(call.signature().name); }
 
 template <class F>
 auto guarded(const Call &call, F body) {

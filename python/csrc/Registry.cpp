@@ -2,22 +2,20 @@
 
 #include <c10/util/Exception.h>
 
-#include <fstream>
-#include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "runtime/cuda/CudaError.h"
+#if SCANFORGE_TORCH_COMPILER
+#include "compiler/api/CompiledModuleImpl.h"
+#endif
 
 namespace scanforge::torchext {
 
 namespace {
 
 std::mutex registryMutex;
-std::map<std::string, CompiledModule> modules;             // by file and content
 std::map<std::string, std::unique_ptr<Loaded>> registry;  // by key; never removed (ops hold keys)
-std::map<std::string, std::string> requested;             // file, content and requested name -> key
 
 nlohmann::json portsJson(const std::vector<Port> &ports) {
   nlohmann::json out = nlohmann::json::array();
@@ -26,28 +24,78 @@ nlohmann::json portsJson(const std::vector<Port> &ports) {
   return out;
 }
 
+// A package recurrence's ports, from its buffers (docs/cuda.md: inputs [$B, $T, dims...], params
+// [dims...], initial states "<state>.initial" [$B, dims...], outputs like inputs).
+Signature packageSignature(const cuda::RecurrenceDesc &rec) {
+  Signature sig;
+  sig.name = rec.name;
+  sig.reverse = rec.reverse;
+  for (const cuda::BufferDesc &b : rec.buffers) {
+    auto port = [&](size_t lead, std::string name) {
+      return Port{std::move(name), std::vector<std::string>(b.shape.begin() + static_cast<long>(lead), b.shape.end()),
+                  b.dtype == "bf16" ? ElemType::BF16 : ElemType::F32};
+    };
+    const std::string suffix = cuda::initialOf("");
+    switch (b.role) {
+      case cuda::BufferRole::Input: sig.inputs.push_back(port(2, b.name)); break;
+      case cuda::BufferRole::Param: sig.params.push_back(port(0, b.name)); break;
+      case cuda::BufferRole::Output: sig.outputs.push_back(port(2, b.name)); break;
+      case cuda::BufferRole::InitialState:
+        sig.states.push_back(port(1, b.name.substr(0, b.name.size() - suffix.size())));
+        break;
+      default: break;
+    }
+  }
+  return sig;
+}
+
 }  // namespace
 
-std::string loadScan(const std::string &path, const std::string &recurrence) {
-  std::ifstream file(path);
-  if (!file) C10_THROW_ERROR(ValueError, "scanforge.load: cannot read '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  // The same file with the same content gives the same key; an edited file compiles anew.
-  std::string prefix = path + "#" + std::to_string(std::hash<std::string>{}(text.str())) + "#";
-  std::lock_guard<std::mutex> lock(registryMutex);
-  if (auto it = requested.find(prefix + recurrence); it != requested.end()) return it->second;
+const cuda::KernelPackage &Loaded::kernels() const {
+#if SCANFORGE_TORCH_COMPILER
+  std::call_once(kernelsOnce_, [this] {
+    if (package) return;
+    try {
+      std::map<std::string, std::string> sources;
+      for (const cuda::RecurrenceDesc &r : module->impl().cudaKernels()) sources[r.file] = r.source;
+      package = std::make_shared<const cuda::KernelPackage>(
+          cuda::KernelPackage::fromJson(cuda::toManifest(module->impl().cudaKernels()), sources, module->path()));
+    } catch (const CompileError &e) {
+      C10_THROW_ERROR(ValueError, "scanforge " + signature.name + ": the CUDA backend cannot compile it: " + e.what());
+    }
+  });
+#endif
+  return *package;
+}
+
+std::string loadPackage(const std::string &dir, const std::string &recurrence) {
   try {
-    auto module = modules.find(prefix);
-    if (module == modules.end()) module = modules.emplace(prefix, compileModuleSource(path, text.str())).first;
-    Recurrence cpu = module->second.recurrence(recurrence);
-    std::string key = prefix + cpu.signature().name;
-    if (!registry.count(key)) registry.emplace(key, std::make_unique<Loaded>(Loaded{key, module->second, cpu}));
-    requested[prefix + recurrence] = key;
-    return key;
-  } catch (const CompileError &e) {
-    C10_THROW_ERROR(ValueError, "scanforge.load('" + path + "'): " + e.what());
+    auto package = std::make_shared<const cuda::KernelPackage>(cuda::KernelPackage::load(dir));
+    std::vector<const cuda::RecurrenceDesc *> forwards;
+    std::string names;
+    for (const cuda::RecurrenceDesc &r : package->recurrences())
+      if (r.adjointOf.empty() && (recurrence.empty() || r.name == recurrence)) forwards.push_back(&r);
+    for (const cuda::RecurrenceDesc &r : package->recurrences())
+      if (r.adjointOf.empty()) names += (names.empty() ? "" : ", ") + r.name;
+    if (forwards.size() != 1)
+      C10_THROW_ERROR(ValueError, "scanforge.load_package('" + dir + "'): " +
+                                      (recurrence.empty() ? "name one recurrence" : "no recurrence '" + recurrence + "'") +
+                                      "; its forward recurrences: " + names);
+    auto loaded = std::make_unique<Loaded>();
+    loaded->key = "package:" + dir + "#" + forwards[0]->name;
+    loaded->signature = packageSignature(*forwards[0]);
+    loaded->package = std::move(package);
+    return add(std::move(loaded));
+  } catch (const cuda::CudaError &e) {
+    C10_THROW_ERROR(ValueError, "scanforge.load_package('" + dir + "'): " + e.what());
   }
+}
+
+std::string add(std::unique_ptr<Loaded> loaded) {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  std::string key = loaded->key;
+  registry.emplace(key, std::move(loaded));
+  return key;
 }
 
 const Loaded &lookup(const std::string &key) {
@@ -59,7 +107,7 @@ const Loaded &lookup(const std::string &key) {
 }
 
 std::string signatureJson(const std::string &key) {
-  const Signature &sig = lookup(key).cpu.signature();
+  const Signature &sig = lookup(key).signature;
   nlohmann::json j = {{"name", sig.name},
                       {"reverse", sig.reverse},
                       {"inputs", portsJson(sig.inputs)},

@@ -11,6 +11,6 @@ import torch
 
 torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libscanforge_torch.so"))
 
-from scanforge.recurrence import Recurrence, Signature, load  # noqa: E402  (needs the ops loaded)
+from scanforge.recurrence import Recurrence, Signature, load, load_package  # noqa: E402  (needs the ops)
 
-__all__ = ["Recurrence", "Signature", "load"]
+__all__ = ["Recurrence", "Signature", "load", "load_package"]

@@ -84,3 +84,10 @@ def load(path, recurrence=None):
     recurrence `recurrence` (None: the file's only one)."""
     path = os.path.abspath(path)
     return _load(path, recurrence or "", os.stat(path).st_mtime_ns if os.path.exists(path) else 0)
+
+
+def load_package(directory, recurrence=None):
+    """Serves recurrence `recurrence` (None: the package's only forward one) of the CUDA kernel
+    package in `directory` (written by `scanc --emit-package`, docs/cuda.md): needs no compiler, and
+    runs on CUDA tensors."""
+    return Recurrence(torch.ops.scanforge.load_package(os.path.abspath(directory), recurrence or ""))
