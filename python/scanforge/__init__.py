@@ -11,6 +11,9 @@ import torch
 
 torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libscanforge_torch.so"))
 
-from scanforge.recurrence import Recurrence, Signature, load, load_package  # noqa: E402  (needs the ops)
+from scanforge import fake  # noqa: E402  (after the ops are loaded)
+from scanforge.recurrence import Recurrence, Signature, load, load_package  # noqa: E402
+
+fake.register()
 
 __all__ = ["Recurrence", "Signature", "load", "load_package"]
