@@ -1,4 +1,5 @@
 #include "python/csrc/Device.h"
+#include "python/csrc/Errors.h"
 
 #include <c10/util/Exception.h>
 
@@ -113,11 +114,7 @@ std::string adjointOf(const std::string &state) { return state + ".adj"; }
 
 template <class F>
 auto guarded(const Call &call, F body) {
-  try {
-    return body();
-  } catch (const cuda::CudaError &e) {
-    C10_THROW_ERROR(Error, "scanforge " + call.signature().name + ": " + e.what());
-  }
+  return translated<cuda::CudaError, c10::Error>("scanforge " + call.signature().name + ": ", body);
 }
 
 }  // namespace

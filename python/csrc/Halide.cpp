@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include "python/csrc/Backends.h"
+#include "python/csrc/Errors.h"
 
 namespace scanforge::torchext {
 
@@ -38,16 +39,6 @@ struct Operands {
   }
 };
 
-// Runs `body`, turning the API's ShapeError (a call the backend rejects) into a ValueError.
-template <class F>
-auto guarded(F body) {
-  try {
-    return body();
-  } catch (const ShapeError &e) {
-    C10_THROW_ERROR(ValueError, std::string("scanforge ") + e.what());
-  }
-}
-
 }  // namespace
 
 std::vector<at::Tensor> halideForward(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList initial) {
@@ -57,7 +48,7 @@ std::vector<at::Tensor> halideForward(const Call &call, at::TensorList inputs, a
   std::vector<at::Tensor> results;
   for (const Port &o : sig.outputs) results.push_back(outputs.make(o, call.step(o), o.type));
   for (const Port &s : sig.states) results.push_back(finals.make(s, call.state(s), ElemType::F32));
-  guarded([&] {
+  translated<ShapeError, c10::ValueError>("scanforge ", [&] {
     call.rec->cpu->forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, finals.views, nullptr);
   });
   for (at::Tensor &r : results) r = r.to(call.dtype);
@@ -77,7 +68,7 @@ std::vector<at::Tensor> halideBackward(const Call &call, at::TensorList inputs, 
   for (const Port &p : sig.inputs) results.push_back(inputGrads.make(p, call.step(p), p.type));
   for (const Port &p : sig.params) results.push_back(paramGrads.make(p, call.param(p), ElemType::F32));
   for (const Port *s : call.initialPorts) results.push_back(initialGrads.make(*s, call.state(*s), ElemType::F32));
-  guarded([&] {
+  translated<ShapeError, c10::ValueError>("scanforge ", [&] {
     SavedStates saved;
     rec.forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, {}, &saved);
     rec.backward(ops.inputs.views, ops.params.views, saved, seeds.views, finalSeeds.views, inputGrads.views,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/layers/Init.h"
+#include "python/csrc/Errors.h"
 #include "runtime/core/Error.h"
 
 namespace scanforge::torchext {
@@ -41,11 +42,7 @@ scanforge::Tensor runtimeTensor(const at::Tensor &t, const std::string &what) {
 template <class F>
 void initialise(const at::Tensor &value, const std::string &what, F body) {
   scanforge::Tensor r = runtimeTensor(value, what);
-  try {
-    body(r);
-  } catch (const scanforge::RuntimeError &e) {
-    C10_THROW_ERROR(ValueError, std::string("scanforge: ") + e.what());
-  }
+  translated<scanforge::RuntimeError, c10::ValueError>("scanforge: ", [&] { body(r); });
   std::memcpy(value.data_ptr<float>(), r.data<float>(), value.numel() * sizeof(float));
 }
 

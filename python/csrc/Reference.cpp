@@ -8,6 +8,7 @@
 #include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 #include "compiler/mlir/Target/Reference/Gradients.h"
 #include "python/csrc/Backends.h"
+#include "python/csrc/Errors.h"
 
 namespace scanforge::torchext {
 
@@ -36,13 +37,11 @@ reference::RunInputs runInputs(const Call &call, at::TensorList inputs, at::Tens
 
 scan::RecurrenceOp forwardOp(const Call &call) { return call.rec->module->impl().forward(call.signature().name); }
 
+// The reference's own check of a call (after Call.cpp's) as a ValueError.
 template <class F>
 auto guarded(const Call &call, F body) {
-  try {
-    return body();
-  } catch (const reference::ShapeError &e) {
-    C10_THROW_ERROR(ValueError, "scanforge " + call.signature().name + " (float64 reference): " + e.what());
-  }
+  return translated<reference::ShapeError, c10::ValueError>("scanforge " + call.signature().name + " (float64 reference): ",
+                                                            body);
 }
 
 }  // namespace
