@@ -2,7 +2,8 @@
 """Per-call cost of scanforge's PyTorch op against the C++ API (scan-bench) on the same shapes:
 mingru in float32 on the CPU (Halide), forward alone (under torch.no_grad) and forward + backward
 (the op's backward recomputes the forward's checkpoints, docs/python.md). Best of --repeats, after
-a warm-up that includes the JIT compilation; torch and the Halide programs use the same threads.
+a warm-up that includes the JIT compilation; both run the same Halide programs on their own
+threads (one per core). scan-bench writes into buffers it reuses; the op allocates its results.
 
 usage: PYTHONPATH=build/python /usr/bin/python3 tools/scan-bench/torch_overhead.py build/bin/scan-bench
 """
@@ -55,7 +56,8 @@ def main():
         kg, ug = k.clone().requires_grad_(), u.clone().requires_grad_()
         weights = torch.rand(B, T, D, generator=gen)
 
-        def step():
+        def step():  # as a training step: gradients set to None, not accumulated
+            kg.grad = ug.grad = None
             rec(k=kg, u=ug).backward(weights)
         both = best_ms(repeats, step)
         c_fwd, c_both = cpp_ms(args.scan_bench, B, T, D, repeats)
