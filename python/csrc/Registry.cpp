@@ -8,6 +8,7 @@
 #include "runtime/cuda/CudaError.h"
 #if SCANFORGE_TORCH_COMPILER
 #include "compiler/api/CompiledModuleImpl.h"
+#include "compiler/mlir/Target/Cuda/CudaEmitter.h"
 #endif
 
 namespace scanforge::torchext {
@@ -55,14 +56,18 @@ const cuda::KernelPackage &Loaded::kernels() const {
 #if SCANFORGE_TORCH_COMPILER
   std::call_once(kernelsOnce_, [this] {
     if (package) return;
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
     try {
-      std::map<std::string, std::string> sources;
-      for (const cuda::RecurrenceDesc &r : module->impl().cudaKernels()) sources[r.file] = r.source;
-      package = std::make_shared<const cuda::KernelPackage>(
-          cuda::KernelPackage::fromJson(cuda::toManifest(module->impl().cudaKernels()), sources, module->path()));
+      mlir::FailureOr<cuda::KernelPackage> kernels = cuda::kernelPackage(module->impl().cudaKernels(), os);
+      if (mlir::succeeded(kernels)) {
+        package = std::make_shared<const cuda::KernelPackage>(std::move(*kernels));
+        return;
+      }
     } catch (const CompileError &e) {
-      C10_THROW_ERROR(ValueError, "scanforge " + signature.name + ": the CUDA backend cannot compile it: " + e.what());
+      errors = e.what();
     }
+    C10_THROW_ERROR(ValueError, "scanforge " + signature.name + ": the CUDA backend cannot compile it: " + errors);
   });
 #endif
   return *package;

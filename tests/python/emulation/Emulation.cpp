@@ -13,9 +13,7 @@ namespace {
 void emulateCuda(bool on) {
   if (!on) return scanforge::torchext::setEmulator(nullptr);
   scanforge::gpu::EmulatorOptions options;
-  options.cacheDir = SCANFORGE_EMULATION_CACHE;
-  options.compiler = SCANFORGE_EMULATION_CXX;
-  options.flags = SCANFORGE_EMULATION_FLAGS;
+  options.cacheDir = SCANFORGE_EMULATION_CACHE;  // the build's compiler and flags, by default
   options.recordTraffic = false;
   scanforge::torchext::setEmulator(std::make_shared<scanforge::gpu::EmulatedBackend>(options));
 }
