@@ -9,6 +9,9 @@
                 SequenceModel.from_config (the "model" section of models/configs/*.json).
     MinGRU, MinLSTM, GatedRNN   paper 000's layers and paper 001's gated RNN with output gating.
 
+Parameter names and shapes are those of scan-train's checkpoints (without their "model." prefix),
+so that a SequenceModel loads one with load_state_dict.
+
 Recurrence parameters and gate biases are initialised by the runtime's own initialisers (chrono,
 forget-bias, UGI, Gumbel, s4d_real, ...), through torch.ops.scanforge.init_*; linear, conv and
 embedding layers use PyTorch's defaults, which are the runtime's distributions.
@@ -127,6 +130,22 @@ def _norm(kind, dim):
     raise ValueError(f"scanforge.nn: unknown normalisation '{kind}' (layernorm, rmsnorm or none)")
 
 
+class CausalConv(nn.Module):
+    """Causal depthwise convolution over time: y[t] = bias + sum_j weight[:, j] * x[t - (K-1) + j],
+    the runtime's causalConv1d, with its weight layout [C, K] and PyTorch's Conv1d initialisation."""
+
+    def __init__(self, channels, width=4):
+        super().__init__()
+        bound = 1 / math.sqrt(width)
+        self.weight = nn.Parameter(torch.empty(channels, width).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.empty(channels).uniform_(-bound, bound))
+
+    def forward(self, x):  # [B, T, C]
+        width = self.weight.shape[1]
+        y = F.conv1d(x.transpose(1, 2), self.weight.unsqueeze(1), self.bias, padding=width - 1, groups=x.shape[2])
+        return y[..., :x.shape[1]].transpose(1, 2)
+
+
 class Block(nn.Module):
     """h = Norm(x); h = SiLU(CausalConv4(h)) [conv]; x = x + Dropout(mixer(h));
     x = x + Dropout(W2 GELU(W1 Norm(x))) [mlp]."""
@@ -134,20 +153,20 @@ class Block(nn.Module):
     def __init__(self, mixer, embed, conv=True, mlp=True, mlp_expansion=4, norm="layernorm", dropout=0.0):
         super().__init__()
         self.norm1 = _norm(norm, embed)
-        self.conv = nn.Conv1d(embed, embed, 4, groups=embed, padding=3) if conv else None
+        self.conv = CausalConv(embed) if conv else None
         self.mixer = mixer
         self.norm2 = _norm(norm, embed) if mlp else None
-        self.mlp = nn.Sequential(nn.Linear(embed, mlp_expansion * embed), nn.GELU(),
-                                 nn.Linear(mlp_expansion * embed, embed)) if mlp else None
+        self.mlp = nn.ModuleDict({"fc1": nn.Linear(embed, mlp_expansion * embed),
+                                  "fc2": nn.Linear(mlp_expansion * embed, embed)}) if mlp else None
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x):
         h = self.norm1(x)
         if self.conv is not None:
-            h = F.silu(self.conv(h.transpose(1, 2))[..., :x.shape[1]].transpose(1, 2))
+            h = F.silu(self.conv(h))
         x = x + self.dropout(self.mixer(h))
         if self.mlp is not None:
-            x = x + self.dropout(self.mlp(self.norm2(x)))
+            x = x + self.dropout(self.mlp["fc2"](F.gelu(self.mlp["fc1"](self.norm2(x)))))
         return x
 
 
