@@ -18,35 +18,31 @@ namespace scanforge::torchext {
 
 namespace {
 
-
-// The backend of a call on CPU tensors: float64 on the reference interpreter, float32/bfloat16 on
-// the Halide programs, or on the CUDA kernels under the emulator when the test-only switch is on.
-enum class CpuPath { Reference, Halide, Emulated };
-
-CpuPath cpuPath(const Call &call) {
-  if (call.dtype != at::kDouble && emulator()) return CpuPath::Emulated;
-#if SCANFORGE_TORCH_COMPILER
-  if (call.rec->cpu) return call.dtype == at::kDouble ? CpuPath::Reference : CpuPath::Halide;
-#endif
+// A call on CPU tensors runs on the CUDA kernels under the emulator when the test-only switch is
+// on (float32/bfloat16), else float64 on the reference interpreter and float32/bfloat16 on the
+// Halide programs, which only a compiled .scan file has.
+[[noreturn]] void noCpuBackend(const Call &call) {
   C10_THROW_ERROR(ValueError, "scanforge " + call.signature().name + ": a kernel package runs on CUDA tensors only, "
                               "and this call's are on the CPU (the CPU backends need scanforge.load of a .scan file)");
+}
+
+std::shared_ptr<cuda::DeviceBackend> emulatorFor(const Call &call) {
+  return call.dtype == at::kDouble ? nullptr : emulator();
 }
 
 std::vector<at::Tensor> scanCpu(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &initialNames,
                                 at::TensorList initial) {
   Call call = bindCall(key, inputs, params, initialNames, initial);
-  switch (cpuPath(call)) {
-    case CpuPath::Emulated: {
-      std::shared_ptr<cuda::DeviceBackend> backend = emulator();
-      std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
-      return deviceForward(call, {*backend, *memory}, inputs, params, initial);
-    }
-#if SCANFORGE_TORCH_COMPILER
-    case CpuPath::Reference: return referenceForward(call, inputs, params, initial);
-    case CpuPath::Halide: return halideForward(call, inputs, params, initial);
-#endif
-    default: C10_THROW_ERROR(Error, "scanforge: no CPU backend in this build");
+  if (std::shared_ptr<cuda::DeviceBackend> backend = emulatorFor(call)) {
+    std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
+    return deviceForward(call, {*backend, *memory}, inputs, params, initial);
   }
+#if SCANFORGE_TORCH_COMPILER
+  if (call.rec->cpu)
+    return call.dtype == at::kDouble ? referenceForward(call, inputs, params, initial)
+                                     : halideForward(call, inputs, params, initial);
+#endif
+  noCpuBackend(call);
 }
 
 std::vector<at::Tensor> scanBackwardCpu(const std::string &key, at::TensorList inputs, at::TensorList params,
@@ -54,18 +50,16 @@ std::vector<at::Tensor> scanBackwardCpu(const std::string &key, at::TensorList i
                                         at::TensorList finalGrads) {
   Call call = bindCall(key, inputs, params, initialNames, initial);
   checkGradients(call, outputGrads, finalGrads);
-  switch (cpuPath(call)) {
-    case CpuPath::Emulated: {
-      std::shared_ptr<cuda::DeviceBackend> backend = emulator();
-      std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
-      return deviceBackward(call, {*backend, *memory}, inputs, params, initial, outputGrads, finalGrads);
-    }
-#if SCANFORGE_TORCH_COMPILER
-    case CpuPath::Reference: return referenceBackward(call, inputs, params, initial, outputGrads, finalGrads);
-    case CpuPath::Halide: return halideBackward(call, inputs, params, initial, outputGrads, finalGrads);
-#endif
-    default: C10_THROW_ERROR(Error, "scanforge: no CPU backend in this build");
+  if (std::shared_ptr<cuda::DeviceBackend> backend = emulatorFor(call)) {
+    std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
+    return deviceBackward(call, {*backend, *memory}, inputs, params, initial, outputGrads, finalGrads);
   }
+#if SCANFORGE_TORCH_COMPILER
+  if (call.rec->cpu)
+    return call.dtype == at::kDouble ? referenceBackward(call, inputs, params, initial, outputGrads, finalGrads)
+                                     : halideBackward(call, inputs, params, initial, outputGrads, finalGrads);
+#endif
+  noCpuBackend(call);
 }
 
 std::vector<at::Tensor> callScan(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &names,
