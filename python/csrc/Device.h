@@ -1,7 +1,7 @@
 // The generated CUDA kernels behind the ops, launched through the runtime's RecurrenceRunner on a
 // cuda::DeviceBackend. Where the buffers live is a DeviceMemory: torch's CUDA tensors and allocator
 // on a GPU (CudaOps.cpp), or the emulator's memory for CPU tensors under the test-only switch
-// (python/emulation), so that the code a GPU runs has run in CI.
+// (tests/python/emulation), so that the code a GPU runs has run in CI.
 #pragma once
 
 #include "python/csrc/Call.h"
