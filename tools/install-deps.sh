@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev nlohmann-json3-dev libcli11-dev
   python3 python3-torch python3-numpy                      # external oracle (PyTorch autograd)
+  libtorch-dev python3-pytest                              # the PyTorch package (python/) and its tests
   gnuplot-nox                                              # loss plots of the trainer
 )
 

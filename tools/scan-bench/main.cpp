@@ -274,9 +274,9 @@ int main(int argc, char **argv) {
         std::snprintf(cell, sizeof cell, "| %.1f | %.1f× |", peer[key].get<double>(), peer[key].get<double>() / ours);
         return std::string(cell);
       };
-      std::printf("| %s | %s | forward | %.1f | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(), r.forwardMs, fwdGB,
+      std::printf("| %s | %s | forward | %.4g | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(), r.forwardMs, fwdGB,
                   100 * fwdGB / copy, peerCell("forward_ms", r.forwardMs).c_str());
-      std::printf("| %s | %s | forward+backward | %.1f | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(),
+      std::printf("| %s | %s | forward+backward | %.4g | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(),
                   r.forwardBackwardMs, allGB, 100 * allGB / copy, peerCell("forward_backward_ms", r.forwardBackwardMs).c_str());
     }
     for (const Result &r : results)

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Paper 000's Shakespeare character LM with scanforge.nn in plain PyTorch: the trainer's
+configuration (models/configs/shakespeare_mingru.json by default: 3 layers, embedding 384, 5000
+steps), its data split (the first 90% of the characters train, the rest test), AdamW with weight
+decay on weight matrices only, linear warm-up then cosine decay to lr * 0.1, gradient clipping, and
+the test loss on the same eval_batches test windows at every evaluation.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/train_shakespeare.py [--recurrence minlstm]
+        [--config models/configs/quickstart.json] [--steps 50] [--device cuda] [--data PATH]
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+
+import torch
+from torch.nn import functional as F
+
+import scanforge.nn
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def read_config(path):
+    """A trainer configuration: JSON with // comments."""
+    with open(path) as f:
+        return json.loads(re.sub(r"^\s*//.*$", "", f.read(), flags=re.M))
+
+
+def load_text(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    vocab = sorted(set(text))  # code points in increasing order, as the C++ CharDataset
+    index = {c: i for i, c in enumerate(vocab)}
+    ids = torch.tensor([index[c] for c in text], dtype=torch.long)
+    cut = int(0.9 * len(ids))
+    return vocab, ids[:cut], ids[cut:]
+
+
+def sample(split, batch, context, gen):
+    """`batch` windows of context + 1 tokens at uniform positions: inputs and next-token targets."""
+    starts = torch.randint(0, len(split) - context, (batch,), generator=gen)
+    windows = torch.stack([split[s:s + context + 1] for s in starts.tolist()])
+    return windows[:, :-1], windows[:, 1:]
+
+
+def lr_at(step, peak, warmup, total, min_ratio):
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    if step >= total:
+        return peak * min_ratio
+    progress = (step - warmup) / max(1, total - warmup)
+    return peak * min_ratio + (peak - peak * min_ratio) * (1 + math.cos(math.pi * progress)) / 2
+
+
+def param_groups(model, weight_decay):
+    """Weight decay on the weight matrices of linear and conv layers only (not on biases, norms, the
+    embedding or the recurrences' own parameters), as the C++ trainer does."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (decay if p.dim() >= 2 and not name.startswith("embedding") and ".params." not in name else no_decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--recurrence", default="mingru", help="mingru or minlstm: picks the paper's configuration")
+    ap.add_argument("--config", help="a trainer configuration (default: models/configs/shakespeare_<recurrence>.json)")
+    ap.add_argument("--data", help="tinyshakespeare.txt (default: the configuration's, from the repository root)")
+    ap.add_argument("--steps", type=int, help="train this many steps instead of the configuration's")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    args = ap.parse_args()
+
+    config = read_config(args.config or os.path.join(REPO, "models", "configs", f"shakespeare_{args.recurrence}.json"))
+    task, train = config["task"], config["train"]
+    steps = args.steps or train.get("steps", 5000)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = args.data or os.path.join(REPO, task["data"])
+    if not os.path.exists(data):
+        sys.exit(f"train_shakespeare: no {data}; pass --data path/to/tinyshakespeare.txt")
+    vocab, train_ids, test_ids = load_text(data)
+    context, batch = task.get("context", 256), train.get("batch", 64)
+    seed = train.get("seed", 1)
+
+    torch.manual_seed(seed)
+    model = scanforge.nn.SequenceModel.from_config(config["model"], len(vocab)).to(args.device)
+    params = sum(p.numel() for p in model.parameters())
+    print(f"{config['model']['recurrence']}: {params} parameters, vocabulary {len(vocab)}, "
+          f"{len(train_ids)} train / {len(test_ids)} test characters, {steps} steps on {args.device}", flush=True)
+    peak = train.get("lr", 1e-3)
+    opt = torch.optim.AdamW(param_groups(model, train.get("weight_decay", 0.1)), lr=peak,
+                            betas=(train.get("beta1", 0.9), train.get("beta2", 0.999)), eps=1e-8)
+    warmup, min_ratio, clip = train.get("warmup", 100), train.get("min_lr_ratio", 0.1), train.get("clip", 1.0)
+    eval_every, eval_batches, log_every = train.get("eval_every", 100), train.get("eval_batches", 16), train.get("log_every", 10)
+    data_gen = torch.Generator().manual_seed(seed)
+
+    def evaluate():
+        model.eval()
+        gen = torch.Generator().manual_seed(seed ^ 0xE7A1)  # the same test windows at every evaluation
+        with torch.no_grad():
+            losses = []
+            for _ in range(eval_batches):
+                x, y = sample(test_ids, batch, context, gen)
+                logits = model(x.to(args.device))
+                losses.append(F.cross_entropy(logits.reshape(-1, len(vocab)), y.to(args.device).reshape(-1)).item())
+        model.train()
+        return sum(losses) / len(losses)
+
+    start = time.time()
+    for step in range(1, steps + 1):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step - 1, peak, warmup, steps, min_ratio)
+        x, y = sample(train_ids, batch, context, data_gen)
+        logits = model(x.to(args.device))
+        loss = F.cross_entropy(logits.reshape(-1, len(vocab)), y.to(args.device).reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if not math.isfinite(loss.item()):
+            sys.exit(f"train_shakespeare: the loss is {loss.item()} at step {step}")
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip if clip > 0 else float("inf"))
+        opt.step()
+        if step % log_every == 0 or step == steps:
+            print(f"step {step}/{steps}  loss {loss.item():.4f}  {time.time() - start:.1f}s", flush=True)
+        if step % eval_every == 0 or step == steps:
+            print(f"eval  step {step}  test loss {evaluate():.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+// scanforge.load: a .scan file compiled in this process (builds with the compiler).
+#include <c10/util/Exception.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "python/csrc/Registry.h"
+
+namespace scanforge::torchext {
+
+namespace {
+
+std::mutex compileMutex;
+std::map<std::string, CompiledModule> modules;  // by file and content
+std::map<std::string, std::string> requested;   // file, content and requested name -> key
+
+}  // namespace
+
+std::string loadScan(const std::string &path, const std::string &recurrence) {
+  std::ifstream file(path);
+  if (!file) C10_THROW_ERROR(ValueError, "scanforge.load: cannot read '" + path + "'");
+  std::stringstream text;
+  text << file.rdbuf();
+  // The same file with the same content gives the same key; an edited file compiles anew.
+  std::string prefix = path + "#" + std::to_string(std::hash<std::string>{}(text.str())) + "#";
+  std::lock_guard<std::mutex> lock(compileMutex);
+  if (auto it = requested.find(prefix + recurrence); it != requested.end()) return it->second;
+  try {
+    auto module = modules.find(prefix);
+    if (module == modules.end()) module = modules.emplace(prefix, compileModuleSource(path, text.str())).first;
+    auto loaded = std::make_unique<Loaded>();
+    loaded->module = module->second;
+    loaded->cpu = module->second.recurrence(recurrence);
+    loaded->signature = loaded->cpu->signature();
+    loaded->key = prefix + loaded->signature.name;
+    return requested[prefix + recurrence] = add(std::move(loaded));
+  } catch (const CompileError &e) {
+    C10_THROW_ERROR(ValueError, "scanforge.load('" + path + "'): " + e.what());
+  }
+}
+
+}  // namespace scanforge::torchext

@@ -1,0 +1,168 @@
+// The ops of the `scanforge` namespace (torch.ops.scanforge.*), their CPU kernels, and the C++
+// autograd function that makes `scan` differentiable in its inputs, parameters and initial states.
+//
+//   load(path, recurrence) -> key            compiles a .scan file once (cached by content)
+//   load_package(dir, recurrence) -> key     a recurrence of a kernel package (CUDA tensors)
+//   signature(key) -> JSON                   the ports (Registry.h)
+//   scan(key, inputs, params, initial_names, initial) -> outputs..., finals...
+//   scan_backward(key, inputs, params, initial_names, initial, output_grads, final_grads)
+//       -> input grads..., param grads..., initial grads...
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include "python/csrc/Backends.h"
+#include "python/csrc/Device.h"
+
+namespace scanforge::torchext {
+
+namespace {
+
+// A call on CPU tensors runs on the CUDA kernels under the emulator when the test-only switch is
+// on (float32/bfloat16), else float64 on the reference interpreter and float32/bfloat16 on the
+// Halide programs, which only a compiled .scan file has.
+[[noreturn]] void noCpuBackend(const Call &call) {
+  C10_THROW_ERROR(ValueError, "scanforge " + call.signature().name + ": a kernel package runs on CUDA tensors only, "
+                              "and this call's are on the CPU (the CPU backends need scanforge.load of a .scan file)");
+}
+
+std::shared_ptr<cuda::DeviceBackend> emulatorFor(const Call &call) {
+  return call.dtype == at::kDouble ? nullptr : emulator();
+}
+
+std::vector<at::Tensor> scanCpu(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &initialNames,
+                                at::TensorList initial) {
+  Call call = bindCall(key, inputs, params, initialNames, initial);
+  if (std::shared_ptr<cuda::DeviceBackend> backend = emulatorFor(call)) {
+    std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
+    return deviceForward(call, {*backend, *memory}, inputs, params, initial);
+  }
+#if SCANFORGE_TORCH_COMPILER
+  if (call.rec->cpu)
+    return call.dtype == at::kDouble ? referenceForward(call, inputs, params, initial)
+                                     : halideForward(call, inputs, params, initial);
+#endif
+  noCpuBackend(call);
+}
+
+std::vector<at::Tensor> scanBackwardCpu(const std::string &key, at::TensorList inputs, at::TensorList params,
+                                        const Names &initialNames, at::TensorList initial, at::TensorList outputGrads,
+                                        at::TensorList finalGrads) {
+  Call call = bindCall(key, inputs, params, initialNames, initial);
+  checkGradients(call, outputGrads, finalGrads);
+  if (std::shared_ptr<cuda::DeviceBackend> backend = emulatorFor(call)) {
+    std::unique_ptr<DeviceMemory> memory = stagedMemory(*backend);
+    return deviceBackward(call, {*backend, *memory}, inputs, params, initial, outputGrads, finalGrads);
+  }
+#if SCANFORGE_TORCH_COMPILER
+  if (call.rec->cpu)
+    return call.dtype == at::kDouble ? referenceBackward(call, inputs, params, initial, outputGrads, finalGrads)
+                                     : halideBackward(call, inputs, params, initial, outputGrads, finalGrads);
+#endif
+  noCpuBackend(call);
+}
+
+std::vector<at::Tensor> callScan(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &names,
+                                 at::TensorList initial) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("scanforge::scan", "")
+                       .typed<std::vector<at::Tensor>(const std::string &, at::TensorList, at::TensorList, const Names &,
+                                                      at::TensorList)>();
+  return op.call(key, inputs, params, names, initial);
+}
+
+std::vector<at::Tensor> callScanBackward(const std::string &key, at::TensorList inputs, at::TensorList params,
+                                         const Names &names, at::TensorList initial, at::TensorList outputGrads,
+                                         at::TensorList finalGrads) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("scanforge::scan_backward", "")
+                       .typed<std::vector<at::Tensor>(const std::string &, at::TensorList, at::TensorList, const Names &,
+                                                      at::TensorList, at::TensorList, at::TensorList)>();
+  return op.call(key, inputs, params, names, initial, outputGrads, finalGrads);
+}
+
+// The autograd node of one scan call. Its backward dispatches scan_backward on the same device.
+class ScanFunction : public torch::autograd::Function<ScanFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext *ctx, const std::string &key,
+                                                at::TensorList inputs, at::TensorList params, const Names &names,
+                                                at::TensorList initial) {
+    std::vector<at::Tensor> saved(inputs.begin(), inputs.end());
+    saved.insert(saved.end(), params.begin(), params.end());
+    saved.insert(saved.end(), initial.begin(), initial.end());
+    ctx->save_for_backward(saved);
+    ctx->saved_data["key"] = key;
+    ctx->saved_data["inputs"] = static_cast<int64_t>(inputs.size());
+    ctx->saved_data["params"] = static_cast<int64_t>(params.size());
+    ctx->saved_data["names"] = c10::List<std::string>(names);
+    at::AutoDispatchBelowADInplaceOrView below;
+    return callScan(key, inputs, params, names, initial);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grads) {
+    std::vector<at::Tensor> saved = ctx->get_saved_variables();
+    auto nIn = ctx->saved_data["inputs"].toInt(), nParams = ctx->saved_data["params"].toInt();
+    at::TensorList all(saved);
+    at::TensorList inputs = all.slice(0, nIn), params = all.slice(nIn, nParams), initial = all.slice(nIn + nParams);
+    Names names;
+    for (const c10::IValue &name : ctx->saved_data["names"].toListRef()) names.push_back(name.toStringRef());
+    const std::string key = ctx->saved_data["key"].toStringRef();
+    // Unused outputs and final states get no gradient from autograd: they contribute zero.
+    Call call = bindCall(key, inputs, params, names, initial);
+    const Signature &sig = call.signature();
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (grads[i].defined()) {
+        grads[i] = grads[i].contiguous();  // e.g. the expanded gradient of a sum()
+        continue;
+      }
+      bool output = i < sig.outputs.size();
+      grads[i] = at::zeros(output ? call.step(sig.outputs[i]) : call.state(sig.states[i - sig.outputs.size()]),
+                           inputs[0].options());
+    }
+    at::TensorList outputGrads = at::TensorList(grads).slice(0, sig.outputs.size());
+    at::TensorList finalGrads = at::TensorList(grads).slice(sig.outputs.size());
+    std::vector<at::Tensor> g = callScanBackward(key, inputs, params, names, initial, outputGrads, finalGrads);
+    // One gradient per argument of forward(): none for the key and the names.
+    torch::autograd::variable_list out = {at::Tensor()};
+    out.insert(out.end(), g.begin(), g.begin() + nIn + nParams);
+    out.push_back(at::Tensor());
+    out.insert(out.end(), g.begin() + nIn + nParams, g.end());
+    return out;
+  }
+};
+
+std::vector<at::Tensor> scanAutograd(const std::string &key, at::TensorList inputs, at::TensorList params,
+                                     const Names &names, at::TensorList initial) {
+  // Checked before dispatch, so that tensors on mixed devices get this call's message rather than
+  // the dispatcher's "could not run ... with arguments from the ... backend".
+  bindCall(key, inputs, params, names, initial);
+  return ScanFunction::apply(key, inputs, params, names, initial);
+}
+
+}  // namespace
+
+#if !SCANFORGE_TORCH_COMPILER
+std::string loadScan(const std::string &path, const std::string &) {
+  C10_THROW_ERROR(ValueError, "scanforge.load('" + path + "'): this build has no compiler (runtime-only); "
+                              "serve a kernel package with scanforge.load_package");
+}
+#endif
+
+TORCH_LIBRARY(scanforge, m) {
+  m.def("load(str path, str recurrence) -> str", &loadScan);
+  m.def("load_package(str dir, str recurrence) -> str", &loadPackage);
+  m.def("signature(str key) -> str", &signatureJson);
+  m.def("scan(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial) -> Tensor[]");
+  m.def("scan_backward(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial, "
+        "Tensor[] output_grads, Tensor[] final_grads) -> Tensor[]");
+}
+
+TORCH_LIBRARY_IMPL(scanforge, CPU, m) {
+  m.impl("scan", TORCH_FN(scanCpu));
+  m.impl("scan_backward", TORCH_FN(scanBackwardCpu));
+}
+
+TORCH_LIBRARY_IMPL(scanforge, Autograd, m) { m.impl("scan", TORCH_FN(scanAutograd)); }
+
+}  // namespace scanforge::torchext

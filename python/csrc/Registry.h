@@ -1,0 +1,50 @@
+// The recurrences the Python package has loaded, each under a string key that the ops take (a
+// string keeps the ops functional: no opaque object crosses the dispatcher, so torch.compile can
+// trace them). A .scan file is compiled once per content, and its signature comes from the
+// compiler's Ports analysis (Recurrence::signature); a kernel package's comes from its manifest.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "compiler/api/Scanforge.h"  // Signature and Port: plain structs, no compiler code
+#include "runtime/cuda/KernelPackage.h"
+#if SCANFORGE_TORCH_COMPILER
+#include "compiler/api/CompiledModule.h"
+#endif
+
+namespace scanforge::torchext {
+
+struct Loaded {
+  std::string key;
+  Signature signature;
+#if SCANFORGE_TORCH_COMPILER
+  std::optional<CompiledModule> module;  // a .scan file: its CPU backend and float64 reference
+  std::optional<Recurrence> cpu;
+#endif
+  // The CUDA kernels: the kernel package's, or the compiled module's, emitted on first use.
+  const cuda::KernelPackage &kernels() const;
+
+  mutable std::shared_ptr<const cuda::KernelPackage> package;  // set once, by load or kernels()
+
+ private:
+  mutable std::once_flag kernelsOnce_;
+};
+
+// Compiles `path` (or reuses the module compiled from the same content) and returns the key of
+// its recurrence `recurrence` ("": the file's only one). ValueError with the diagnostics; in a
+// build without the compiler, ValueError pointing to load_package.
+std::string loadScan(const std::string &path, const std::string &recurrence);
+// Reads the kernel package in `dir` and returns the key of its forward recurrence `recurrence`
+// ("": the package's only forward one).
+std::string loadPackage(const std::string &dir, const std::string &recurrence);
+// Registers a loaded recurrence under its key (an entry already there wins) and returns the key.
+std::string add(std::unique_ptr<Loaded> loaded);
+// The loaded recurrence; ValueError for a key never returned by loadScan or loadPackage.
+const Loaded &lookup(const std::string &key);
+// The signature as JSON: {"name", "reverse", "inputs"/"params"/"states"/"outputs": [{"name", "dims", "dtype"}]}.
+std::string signatureJson(const std::string &key);
+
+}  // namespace scanforge::torchext

@@ -1,0 +1,43 @@
+"""scanforge.nn builds the C++ trainer's model exactly: a checkpoint scan-train wrote (quick-start
+configuration, a few steps) loads into SequenceModel.from_config with strict names and shapes, and
+greedy decoding from it gives the same text as scan-sample --top-k 1 (the C++ runtime's layers,
+streaming; here PyTorch's layers and the scanforge op over the whole prefix)."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import scanforge.nn as snn
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "tests", "runtime"))
+from read_with_pytorch import load as read_safetensors  # noqa: E402  (the repository's reader)
+
+SCAN_TRAIN, SCAN_SAMPLE, TEXT = (os.environ.get(v) for v in ("SCANFORGE_SCAN_TRAIN", "SCANFORGE_SCAN_SAMPLE",
+                                                             "SCANFORGE_TRAIN_TEXT"))
+pytestmark = pytest.mark.skipif(not (SCAN_TRAIN and SCAN_SAMPLE and TEXT), reason="ctest sets the tools' paths")
+
+
+def test_scan_train_checkpoint_loads_and_decodes_the_same(tmp_path):
+    subprocess.run([SCAN_TRAIN, os.path.join(REPO, "models", "configs", "quickstart.json"), "--set", "train.steps=40",
+                    "--set", "train.eval_every=40", "--set", f"task.data={TEXT}", "--set", f"output.dir={tmp_path}",
+                    "--set", "output.sample_tokens=0"], check=True, capture_output=True)
+    checkpoint = str(tmp_path / "best.safetensors")
+    tensors, meta = read_safetensors(checkpoint)
+    config = json.loads(re.sub(r"^\s*//.*$", "", meta["config"], flags=re.M))
+    vocab = [chr(c) for c in json.loads(meta["vocabulary"])]
+    model = snn.SequenceModel.from_config(config["model"], len(vocab))
+    model.load_state_dict({name[len("model."):]: value for name, (_, value) in tensors.items()}, strict=True)
+
+    prompt = vocab[1] + vocab[-1] + vocab[len(vocab) // 2]  # characters of any text's vocabulary
+    ids = [vocab.index(c) for c in prompt]
+    with torch.no_grad():
+        for _ in range(40):
+            ids.append(int(model(torch.tensor([ids]))[0, -1].argmax()))
+    want = subprocess.run([SCAN_SAMPLE, checkpoint, "--prompt", prompt, "--tokens", "40", "--top-k", "1"],
+                          check=True, capture_output=True, text=True).stdout
+    assert "".join(vocab[i] for i in ids) == want.rstrip("\n")
