@@ -17,7 +17,7 @@ namespace scanforge::test {
 // partial second warp); 130 channels (two blocks of 128 threads and a partial third along x);
 // register dimensions of `registerSize` (N=3).
 inline std::vector<cuda::Shape> oddShapes(const cuda::RecurrenceDesc &rec, int64_t registerSize) {
-  std::vector<cuda::Shape> shapes = {{2, 1, {}}, {2, 37, {}}, {3, 20, {}}, {1, 9, {}}, {2, 45, {}}};
+  std::vector<cuda::Shape> shapes = {{2, 1, {}}, {2, 37, {}}, {3, 20, {}}, {1, 9, {}}, {2, 13, {}}};
   const int64_t channelSizes[] = {3, 3, 1, 33, 130};
   for (size_t s = 0; s < shapes.size(); ++s) {
     for (size_t i = 0; i < rec.channelDims.size(); ++i) shapes[s].dims[rec.channelDims[i]] = i == 0 ? channelSizes[s] : 2;
