@@ -22,22 +22,10 @@ void checkAgainstReference(const Compiled &ref, const Recurrence &rec, const Pro
   reference::RunResult want = reference::run(ref.forward, p.in);
   reference::Gradients wantGrads = backwardGradients(ref.forward, ref.backward, p);
 
-  Buffers buf;
-  TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
-  TensorViews outputs, finals, outputGrads = buf.add(p.outputWeights, ".w"), finalGrads = buf.add(p.finalWeights, ".fw");
-  Shapes shapes = rec.shapesOf(inputs, params);
-  for (const Port &o : rec.signature().outputs) outputs[o.name] = buf.add("out." + o.name, shapes.step(o));
-  for (const Port &s : rec.signature().states) finals[s.name] = buf.add("final." + s.name, shapes.state(s));
-  SavedStates saved;
-  rec.forward(inputs, params, initial, outputs, finals, &saved);
+  Buffers buf = runForwardBackward(rec, p);
   for (auto &[name, t] : want.outputs) EXPECT_LE(relativeError(buf.tensor("out." + name), t), kBound) << "output " << name;
   for (auto &[name, t] : want.finals) EXPECT_LE(relativeError(buf.tensor("final." + name), t), kBound) << "final " << name;
 
-  TensorViews inputGrads, paramGrads, initialGrads;
-  for (const Port &in : rec.signature().inputs) inputGrads[in.name] = buf.add("dx." + in.name, shapes.step(in));
-  for (const Port &par : rec.signature().params) paramGrads[par.name] = buf.add("dp." + par.name, shapes.param(par));
-  for (const Port &s : rec.signature().states) initialGrads[s.name] = buf.add("dh0." + s.name, shapes.state(s));
-  rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
   for (auto &[name, t] : wantGrads.inputs) EXPECT_LE(relativeError(buf.tensor("dx." + name), t), kBound) << "input grad " << name;
   for (auto &[name, t] : wantGrads.params) EXPECT_LE(relativeError(buf.tensor("dp." + name), t), kBound) << "param grad " << name;
   for (auto &[name, t] : wantGrads.initial)

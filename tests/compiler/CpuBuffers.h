@@ -1,4 +1,5 @@
-// Host buffers for the CPU backend: f32 copies of float64 tensors, and views of them.
+// Host buffers for the CPU backend (f32 copies of float64 tensors, and views of them), and one
+// forward and backward run of a problem on it.
 #pragma once
 
 #include <map>
@@ -7,6 +8,7 @@
 
 #include "compiler/api/Scanforge.h"
 #include "tests/compiler/CompilerTestUtil.h"
+#include "tests/compiler/ModelHarness.h"
 
 namespace scanforge::test {
 
@@ -35,5 +37,24 @@ struct Buffers {
     return t;
   }
 };
+
+// Runs `rec` forward and backward on the problem; the results are the tensors "out.NAME",
+// "final.NAME", "dx.NAME", "dp.NAME" and "dh0.NAME" of the returned buffers.
+inline Buffers runForwardBackward(const Recurrence &rec, const Problem &p) {
+  Buffers buf;
+  TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
+  TensorViews outputs, finals, outputGrads = buf.add(p.outputWeights, ".w"), finalGrads = buf.add(p.finalWeights, ".fw");
+  Shapes shapes = rec.shapesOf(inputs, params);
+  for (const Port &o : rec.signature().outputs) outputs[o.name] = buf.add("out." + o.name, shapes.step(o));
+  for (const Port &s : rec.signature().states) finals[s.name] = buf.add("final." + s.name, shapes.state(s));
+  SavedStates saved;
+  rec.forward(inputs, params, initial, outputs, finals, &saved);
+  TensorViews inputGrads, paramGrads, initialGrads;
+  for (const Port &in : rec.signature().inputs) inputGrads[in.name] = buf.add("dx." + in.name, shapes.step(in));
+  for (const Port &par : rec.signature().params) paramGrads[par.name] = buf.add("dp." + par.name, shapes.param(par));
+  for (const Port &s : rec.signature().states) initialGrads[s.name] = buf.add("dh0." + s.name, shapes.state(s));
+  rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
+  return buf;
+}
 
 }  // namespace scanforge::test
