@@ -78,8 +78,10 @@ bool countsAsIdeal(const BufferDesc &buffer, bool backward);
 inline std::string initialOf(const std::string &state) { return state + ".initial"; }
 inline std::string finalOf(const std::string &state) { return state + ".final"; }
 inline std::string checkpointsOf(const std::string &state) { return state + ".checkpoints"; }
-inline std::string chunkDecayOf(const std::string &state) { return state + ".chunk_a"; }
-inline std::string chunkLocalOf(const std::string &state) { return state + ".chunk_b"; }
+// The state after each chunk, published by the chunked kernel for the next chunk's tile.
+inline std::string chunkEndOf(const std::string &state) { return state + ".chunk_end"; }
+// The chunked kernel's tickets and per-tile flags (i32, zeroed before each launch).
+inline std::string chainBuffer() { return "sf.chain"; }
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 
 constexpr const char *kManifestFormat = "scanforge-cuda-package";

@@ -11,7 +11,7 @@ namespace scanforge::cuda {
 
 namespace {
 
-size_t elementBytes(const BufferDesc &b) { return b.dtype == "bf16" ? 2 : 4; }
+size_t elementBytes(const BufferDesc &b) { return b.dtype == "bf16" ? 2 : 4; }  // f32, i32: 4
 
 std::set<std::string> dimsOf(const RecurrenceDesc &rec) {
   std::set<std::string> dims(rec.channelDims.begin(), rec.channelDims.end());
@@ -103,12 +103,9 @@ LoadedModule &RecurrenceRunner::module(const RecurrenceDesc &rec, const Variable
 }
 
 DevicePtr RecurrenceRunner::resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given,
-                                    const Plan &plan, const Variables &vars) {
+                                    const Variables &vars) {
   if (auto it = given.find(buffer.name); it != given.end() && it->second) return it->second;
-  bool forwardCheckpoint = buffer.role == BufferRole::Checkpoint && rec.adjointOf.empty();
-  // A forward run without checkpoints (inference) still needs them as carries when chunked.
-  bool scratch = buffer.role == BufferRole::Workspace || (forwardCheckpoint && plan.strategy == Strategy::Chunked);
-  if (!scratch) {
+  if (buffer.role != BufferRole::Workspace) {
     if (buffer.optional) return 0;
     std::string shape;
     for (const std::string &s : buffer.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(evaluate(s, vars));
@@ -137,7 +134,7 @@ void RecurrenceRunner::run(const RecurrenceDesc &rec, const Shape &shape, const 
       if (p.kind == ParamDesc::Kind::Buffer && !bound.count(p.value)) {
         const BufferDesc *desc = rec.buffer(p.value);
         if (!desc) throw CudaError(rec.name + ": the manifest's kernel " + l.kernel + " names an undeclared buffer '" + p.value + "'");
-        bound[p.value] = resolve(rec, *desc, buffers, plan, vars);
+        bound[p.value] = resolve(rec, *desc, buffers, vars);
       }
   for (const std::string &name : rec.zeroInit)
     if (bound.count(name)) device_.zero(bound[name], bytes(*rec.buffer(name), shape, plan), stream);

@@ -47,8 +47,7 @@ class RecurrenceRunner {
   void run(const RecurrenceDesc &rec, const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream);
   Variables variables(const Shape &shape, const Plan &plan) const;
   LoadedModule &module(const RecurrenceDesc &rec, const Variables &vars);
-  DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Plan &plan,
-                    const Variables &vars);
+  DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Variables &vars);
 
   DeviceBackend &device_;
   const RecurrenceDesc &fwd_;

@@ -65,8 +65,8 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n)*$L");
   // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the
-  // parameter gradients over batch and time.
-  EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad", "C.grad", "A.grad", "D.grad"}));
+  // parameter gradients over batch and time; then the chunked kernel's chain.
+  EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad", "C.grad", "A.grad", "D.grad", "sf.chain"}));
 }
 
 TEST(CudaEmitter, Bf16SumsOverChannelsGoThroughF32) {
@@ -74,20 +74,25 @@ TEST(CudaEmitter, Bf16SumsOverChannelsGoThroughF32) {
   const nlohmann::json &bwd = recurrence(m, "selective_ssm.backward");
   EXPECT_EQ(buffer(bwd, "B.grad")["dtype"], "bf16");
   EXPECT_EQ(buffer(bwd, "B.grad.f32")["role"], "workspace");
-  EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad.f32", "C.grad.f32", "A.grad", "D.grad"}));
+  EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad.f32", "C.grad.f32", "A.grad", "D.grad", "sf.chain"}));
   const nlohmann::json &seq = bwd["strategies"]["sequential"];
   ASSERT_EQ(seq.size(), 3u);  // the scan, then B.grad and C.grad converted to bf16
   EXPECT_EQ(seq[1]["kernel"], "sf_selective_ssm_backward_to_bf16");
   EXPECT_EQ(seq[1]["params"], nlohmann::json::parse(R"([{"buffer": "B.grad.f32"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}])"));
 }
 
-TEST(CudaEmitter, ChunkedStrategyIsReduceCarryApply) {
+TEST(CudaEmitter, ChunkedStrategyIsOneLaunchWithAChainOfTiles) {
   nlohmann::json m = manifestOfModel("lru");
   const nlohmann::json &fwd = recurrence(m, "lru");
   std::vector<std::string> kernels;
   for (const nlohmann::json &l : fwd["strategies"]["chunked"]) kernels.push_back(l["kernel"]);
-  EXPECT_EQ(kernels, (std::vector<std::string>{"sf_lru_reduce", "sf_lru_carry", "sf_lru_apply"}));
+  EXPECT_EQ(kernels, (std::vector<std::string>{"sf_lru_chunk"}));
   EXPECT_EQ(fwd["strategies"]["chunked"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "$NC"}));
+  // A ticket counter and one flag per tile, zeroed before every launch.
+  EXPECT_EQ(buffer(fwd, "sf.chain")["dtype"], "i32");
+  EXPECT_EQ(buffer(fwd, "sf.chain")["shape"], nlohmann::json({"1+cdiv(d, 128)*$B*$NC"}));
+  const nlohmann::json &zeroed = fwd["zero_init"];
+  EXPECT_NE(std::find(zeroed.begin(), zeroed.end(), "sf.chain"), zeroed.end());
   EXPECT_EQ(fwd["strategies"]["sequential"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "1"}));
 }
 

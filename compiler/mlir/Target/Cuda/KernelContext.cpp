@@ -9,7 +9,8 @@ using mlir::Value;
 
 std::string conjunction(const std::vector<std::string> &conditions) {
   std::string out;
-  for (const std::string &c : conditions) out += (out.empty() ? "" : " && ") + c;
+  for (const std::string &c : conditions)
+    if (!c.empty()) out += (out.empty() ? "" : " && ") + c;
   return out;
 }
 std::string ifGuard(const std::string &guard) { return guard.empty() ? "" : "if (" + guard + ") "; }
@@ -44,6 +45,8 @@ OpList slice(scan::RecurrenceOp rec, llvm::ArrayRef<Operation *> roots) {
 }
 
 namespace {
+
+const char *dtypeOf(const scan::Port &p) { return p.bf16 ? "bf16" : "f32"; }
 
 OpList updatesOf(scan::RecurrenceOp rec, const std::function<bool(llvm::StringRef)> &keep) {
   OpList out;
@@ -87,11 +90,11 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
 
 // ---- buffers ----
 
-void KernelContext::addBuffer(const std::string &name, BufferRole role, bool bf16,
+void KernelContext::addBuffer(const std::string &name, BufferRole role, const char *dtype,
                               std::vector<std::string> shape, bool optional) {
   if (bufferIndex_.count(name)) return;
   bufferIndex_[name] = buffers.size();
-  buffers.push_back(BufferDesc{name, role, bf16 ? "bf16" : "f32", std::move(shape), optional});
+  buffers.push_back(BufferDesc{name, role, dtype, std::move(shape), optional});
   std::string base = "buf_" + identifier(name), c = base;
   for (int n = 2; takenNames_.count(c); ++n) c = base + "_" + std::to_string(n);
   takenNames_.insert(c);
@@ -112,42 +115,46 @@ std::vector<std::string> KernelContext::chunkShape(const scan::Port &state) cons
 
 void KernelContext::declareBuffers() {
   bool backward = fwd != nullptr;
-  for (const scan::Port &p : info.inputs) addBuffer(p.name, BufferRole::Input, p.bf16, dimShape(p, {"$B", "$T"}));
+  for (const scan::Port &p : info.inputs) addBuffer(p.name, BufferRole::Input, dtypeOf(p), dimShape(p, {"$B", "$T"}));
   if (backward)  // the recomputation reads forward inputs (the backward declares them all too)
-    for (const scan::Port &p : fwd->inputs) addBuffer(p.name, BufferRole::Input, p.bf16, dimShape(p, {"$B", "$T"}));
-  for (const scan::Port &p : info.params) addBuffer(p.name, BufferRole::Param, false, dimShape(p, {}));
+    for (const scan::Port &p : fwd->inputs) addBuffer(p.name, BufferRole::Input, dtypeOf(p), dimShape(p, {"$B", "$T"}));
+  for (const scan::Port &p : info.params) addBuffer(p.name, BufferRole::Param, "f32", dimShape(p, {}));
   if (backward)
-    for (const scan::Port &p : fwd->params) addBuffer(p.name, BufferRole::Param, false, dimShape(p, {}));
+    for (const scan::Port &p : fwd->params) addBuffer(p.name, BufferRole::Param, "f32", dimShape(p, {}));
   for (const scan::SavedState &s : info.saved()) {
     if (!s.used) continue;
     if (s.output) {
-      addBuffer(s.output->name, BufferRole::ForwardOutput, false, dimShape(*s.output, {"$B", "$T"}));
-      addBuffer(initialOf(s.state.name), BufferRole::ForwardInitialState, false, dimShape(s.state, {"$B"}), true);
+      addBuffer(s.output->name, BufferRole::ForwardOutput, "f32", dimShape(*s.output, {"$B", "$T"}));
+      addBuffer(initialOf(s.state.name), BufferRole::ForwardInitialState, "f32", dimShape(s.state, {"$B"}), true);
     } else {
-      addBuffer(checkpointsOf(s.state.name), BufferRole::Checkpoint, false, chunkShape(s.state));
+      addBuffer(checkpointsOf(s.state.name), BufferRole::Checkpoint, "f32", chunkShape(s.state));
     }
   }
   for (const scan::Port &p : info.outputs) {
-    addBuffer(p.name, BufferRole::Output, p.bf16, dimShape(p, {"$B", "$T"}));
+    addBuffer(p.name, BufferRole::Output, dtypeOf(p), dimShape(p, {"$B", "$T"}));
     if (partialOutput(p.name)) {
-      if (p.bf16) addBuffer(f32SumOf(p.name), BufferRole::Workspace, false, dimShape(p, {"$B", "$T"}));
+      if (p.bf16) addBuffer(f32SumOf(p.name), BufferRole::Workspace, "f32", dimShape(p, {"$B", "$T"}));
       zeroInit.push_back(p.bf16 ? f32SumOf(p.name) : p.name);
     }
   }
   for (const scan::Port &p : info.accums) {
-    addBuffer(p.name, BufferRole::Accum, false, dimShape(p, {}));
+    addBuffer(p.name, BufferRole::Accum, "f32", dimShape(p, {}));
     zeroInit.push_back(p.name);
   }
   for (const scan::Port &s : info.states) {
-    addBuffer(initialOf(s.name), BufferRole::InitialState, false, dimShape(s, {"$B"}), true);
-    addBuffer(finalOf(s.name), BufferRole::FinalState, false, dimShape(s, {"$B"}), true);
-    // A forward's carries are its checkpoints (kept by the caller for the backward); a
-    // backward's are scratch.
-    addBuffer(checkpointsOf(s.name), backward ? BufferRole::Workspace : BufferRole::Checkpoint, false, chunkShape(s), !backward);
-    addBuffer(chunkDecayOf(s.name), BufferRole::Workspace, false, chunkShape(s));
-    addBuffer(chunkLocalOf(s.name), BufferRole::Workspace, false, chunkShape(s));
+    addBuffer(initialOf(s.name), BufferRole::InitialState, "f32", dimShape(s, {"$B"}), true);
+    addBuffer(finalOf(s.name), BufferRole::FinalState, "f32", dimShape(s, {"$B"}), true);
+    // A forward's state before each chunk, kept by the caller for the backward (optional).
+    if (!backward) addBuffer(checkpointsOf(s.name), BufferRole::Checkpoint, "f32", chunkShape(s), true);
+    addBuffer(chunkEndOf(s.name), BufferRole::Workspace, "f32", chunkShape(s));
   }
+  addBuffer(chainBuffer(), BufferRole::Workspace, "i32", {chainLength()});
+  zeroInit.push_back(chainBuffer());
 }
+
+std::string KernelContext::channelBlocks() const { return "cdiv(" + channels + ", " + std::to_string(block) + ")"; }
+// A ticket counter, then one flag per tile (channel block, batch element, chunk).
+std::string KernelContext::chainLength() const { return "1+" + channelBlocks() + "*$B*$NC"; }
 
 // ---- recomputation ----
 
@@ -229,9 +236,10 @@ std::string KernelContext::stateOffset(const scan::Port &s) const {
   return linear("(long long)b", exprs.extent(s.layout), exprs.offset(s.layout));
 }
 
-std::string KernelContext::chunkOffset(const scan::Port &s) const {
+std::string KernelContext::chunkOffset(const scan::Port &s, const std::string &chunk) const {
   std::string count = exprs.registerCount(s.mask), index = exprs.registerIndex(s.mask);
-  std::string row = count == "1" ? "(long long)b * NC + sf_c" : linear("(long long)b * NC + sf_c", count, index);
+  std::string first = "(long long)b * NC + " + chunk;
+  std::string row = count == "1" ? first : linear(first, count, index);
   return linear(row, "sf_channels", "sf_q");
 }
 

@@ -40,6 +40,8 @@ struct KernelContext {
   std::string channels;                  // threads per batch element, as a formula
   bool warpCollectives = false;          // full steps reduce partial sums across a warp
 
+  std::string channelBlocks() const;      // blocks per batch element, as a formula
+
   // ---- buffers ----
   std::vector<BufferDesc> buffers;       // in declaration order
   std::vector<std::string> zeroInit;
@@ -62,17 +64,19 @@ struct KernelContext {
   std::vector<scan::AccumOp> accumOps() const;
   std::string rowOffset(const scan::Port &p, const std::string &t) const;  // [B, T, dims] at (b, t)
   std::string stateOffset(const scan::Port &s) const;                      // [B, dims] at b
-  std::string chunkOffset(const scan::Port &s) const;                      // [B, NC, regs, channels] at (b, sf_c)
+  // [B, NC, regs, channels] at (b, chunk)
+  std::string chunkOffset(const scan::Port &s, const std::string &chunk = "sf_c") const;
   // The condition for this thread to write an element of a port with dims `port` (see .cpp).
   std::string guardFor(DimMask port, DimMask partial, bool collectives) const;
   std::string stateElement(const std::string &var, const scan::Port &s) const;
 
  private:
   void declareBuffers();
-  void addBuffer(const std::string &name, BufferRole role, bool bf16, std::vector<std::string> shape,
+  void addBuffer(const std::string &name, BufferRole role, const char *dtype, std::vector<std::string> shape,
                  bool optional = false);
   std::vector<std::string> dimShape(const scan::Port &p, std::vector<std::string> lead) const;
   std::vector<std::string> chunkShape(const scan::Port &state) const;
+  std::string chainLength() const;
   bool warpReduced(mlir::Operation *sink) const;
 
   std::map<std::string, size_t> bufferIndex_;

@@ -13,8 +13,6 @@ namespace {
 using mlir::Operation;
 using mlir::Value;
 
-enum class Kind { Sequential, Reduce, Apply };
-
 constexpr int kFinishBlock = 256;
 // At least 4 blocks per SM: up to 65536 / (4 * block) registers per thread. With the block size
 // alone, ptxas caps registers lower and spills in the larger backward steps.
@@ -48,10 +46,8 @@ class Printer {
 
     CodeWriter w;
     printHeader(w, r.name);
-    r.sequential.push_back(printStepKernel(w, Kind::Sequential));
-    r.chunked.push_back(printStepKernel(w, Kind::Reduce));
-    r.chunked.push_back(printCarryKernel(w));
-    r.chunked.push_back(printStepKernel(w, Kind::Apply));
+    r.sequential.push_back(printSequentialKernel(w));
+    r.chunked.push_back(printChunkKernel(w));
     printFinish(w, r);
     r.source = w.str();
     return r;
@@ -85,7 +81,8 @@ class Printer {
   void bufferParam(Signature &sig, const std::string &name, bool write) {
     for (const ParamDesc &p : sig.params)
       if (p.kind == ParamDesc::Kind::Buffer && p.value == name) return;
-    std::string type = k_.buffer(name).dtype == "bf16" ? "sf_bf16" : "float";
+    const std::string &dtype = k_.buffer(name).dtype;
+    std::string type = dtype == "bf16" ? "sf_bf16" : dtype == "i32" ? "int" : "float";
     sig.decls.push_back((write ? "" : "const ") + type + " *__restrict__ " + k_.cName(name));
     sig.params.push_back({ParamDesc::Kind::Buffer, name});
   }
@@ -93,12 +90,10 @@ class Printer {
     sig.decls.push_back("int " + cName);
     sig.params.push_back({ParamDesc::Kind::Int32, formula});
   }
-  void sizeParams(Signature &sig, bool steps) {
+  void sizeParams(Signature &sig) {
     sizeParam(sig, "B", "$B");
-    if (steps) {
-      sizeParam(sig, "T", "$T");
-      sizeParam(sig, "L", "$L");
-    }
+    sizeParam(sig, "T", "$T");
+    sizeParam(sig, "L", "$L");
     sizeParam(sig, "NC", "$NC");
     for (int d : k_.exprs.dimsOf(k_.exprs.channelDims())) sizeParam(sig, k_.exprs.sizeExpr(d), k_.exprs.name(d));
   }
@@ -130,15 +125,18 @@ class Printer {
   }
 
   // ---- kernel parts ----
-  void printPrologue(CodeWriter &w, bool collectives, bool steps) {
-    w.line("const int sf_p = blockIdx.x * " + std::to_string(k_.block) + " + threadIdx.x;");
-    w.line("const int b = blockIdx.y;");
+  // `tile`: the block's (channel block, batch element) come from its ticket (printTicket).
+  void printPrologue(CodeWriter &w, bool collectives, bool tile) {
+    std::string block = std::to_string(k_.block);
+    w.line("const int sf_p = " + std::string(tile ? "(sf_tile % gridDim.x)" : "blockIdx.x") + " * " + block + " + threadIdx.x;");
+    w.line(tile ? "const int b = sf_tile / gridDim.x % B;" : "const int b = blockIdx.y;");
     // Row b*T of [B, T, ...] tensors, computed once (this also keeps ptxas from spilling).
-    if (steps) w.line("const long long sf_bT = (long long)b * T;");
+    w.line("const long long sf_bT = (long long)b * T;");
     std::vector<int> channel = k_.exprs.dimsOf(k_.exprs.channelDims());
     w.line("const int sf_channels = " + k_.exprs.extent(channel) + ";");
     if (collectives) {
-      w.line("// Every lane stays to the end: the warp reduces partial sums together.");
+      w.line(tile ? "// Every thread stays to the end: the block waits for its chunk's carry together."
+                  : "// Every lane stays to the end: the warp reduces partial sums together.");
       w.line("const bool sf_active = sf_p < sf_channels;");
       w.line("const int sf_q = sf_active ? sf_p : 0;");
     } else {
@@ -205,14 +203,14 @@ class Printer {
   }
 
   // The state before each chunk: where the backward (and the chunked apply) start from.
-  void printCheckpoint(CodeWriter &w, bool collectives) {
+  void printCheckpoint(CodeWriter &w, const std::string &prefix, bool collectives) {
     for (size_t s = 0; s < info_.states.size(); ++s) {
       const scan::Port &state = info_.states[s];
       std::string buf = k_.cName(checkpointsOf(state.name)), offset = k_.chunkOffset(state);
       w.open("if (" + buf + ")");
       k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
         in.line(ifGuard(collectives ? "sf_active" : "") + buf + "[" + offset + "] = " +
-                k_.stateElement(stateVar("s", static_cast<int>(s)), state) + ";");
+                k_.stateElement(stateVar(prefix, static_cast<int>(s)), state) + ";");
       });
       w.close();
     }
@@ -251,14 +249,8 @@ class Printer {
   }
 
   // ---- kernels ----
-  LaunchDesc printStepKernel(CodeWriter &w, Kind kind) {
-    bool backward = k_.fwd != nullptr;
-    Mode mode = kind == Kind::Reduce ? Mode::Summary : Mode::Full;
-    const OpList &ops = mode == Mode::Full ? k_.fullOps : k_.summaryOps;
-    bool recompute = k_.needsRecompute(ops);
-    bool collectives = mode == Mode::Full && k_.warpCollectives;
-    std::string name = k_.stem + (kind == Kind::Sequential ? "_seq" : kind == Kind::Reduce ? "_reduce" : "_apply");
-
+  // The buffers a kernel running `ops` (and recomputing what they need) reads and writes.
+  Signature stepSignature(const OpList &ops, bool recompute) {
     Signature sig;
     readParams(sig, ops);
     if (recompute) {
@@ -267,120 +259,149 @@ class Printer {
       // kernel's own ops read that state.
       for (const scan::SavedState *s : k_.recomputed) bufferParam(sig, checkpointsOf(s->state.name), false);
     }
-    if (mode == Mode::Full) {
-      for (const scan::Port &p : info_.outputs)
-        bufferParam(sig, k_.partialOutput(p.name) && p.bf16 ? f32SumOf(p.name) : p.name, true);
-      for (const scan::Port &p : info_.accums) bufferParam(sig, p.name, true);
-    }
+    for (const scan::Port &p : info_.outputs)
+      bufferParam(sig, k_.partialOutput(p.name) && p.bf16 ? f32SumOf(p.name) : p.name, true);
+    for (const scan::Port &p : info_.accums) bufferParam(sig, p.name, true);
     for (const scan::Port &s : info_.states) {
-      if (kind == Kind::Sequential) {
-        bufferParam(sig, initialOf(s.name), false);
-        bufferParam(sig, finalOf(s.name), true);
-        if (!backward) bufferParam(sig, checkpointsOf(s.name), true);
-      } else if (kind == Kind::Reduce) {
-        bufferParam(sig, chunkDecayOf(s.name), true);
-        bufferParam(sig, chunkLocalOf(s.name), true);
-      } else {
-        bufferParam(sig, checkpointsOf(s.name), false);
-      }
+      bufferParam(sig, initialOf(s.name), false);
+      bufferParam(sig, finalOf(s.name), true);
+      if (!k_.fwd) bufferParam(sig, checkpointsOf(s.name), true);
     }
-    sizeParams(sig, true);
+    return sig;
+  }
 
-    openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
-    printPrologue(w, collectives, true);
+  // Parameters and what depends on them alone, the recomputation's shared memory, the gradient sums.
+  void printKernelSetup(CodeWriter &w, bool recompute) {
     if (recompute) w.line("extern __shared__ float sf_smem[];");
-    printHoisted(w, k_.values, k_.invariant, ops);
+    printHoisted(w, k_.values, k_.invariant, k_.fullOps);
     if (recompute) printHoisted(w, *k_.fwdValues, k_.fwdInvariant, k_.recomputeOps);
-    if (kind != Kind::Sequential) {
-      w.line("const int sf_c = blockIdx.z;");
-      printChunkBounds(w);
+    for (scan::AccumOp acc : k_.accumOps()) {
+      std::string count = k_.exprs.registerCount(k_.values.dimsOf(acc.getValue()));
+      w.line("float " + accumVar(k_.accumIndex(acc.getName())) + (count == "1" ? " = 0.0f;" : "[" + count + "] = {};"));
     }
+  }
+
+  // The initial states where `first` holds (a C condition), zero elsewhere.
+  void declareInitialStates(CodeWriter &w, const std::string &prefix, const std::string &first = "") {
     for (size_t s = 0; s < info_.states.size(); ++s) {
       const scan::Port &state = info_.states[s];
-      std::string var = stateVar("s", static_cast<int>(s));
-      if (kind == Kind::Sequential) {
-        std::string init = k_.cName(initialOf(state.name));
-        declareState(w, var, state, init + " ? sf_ld(" + init + ", " + k_.stateOffset(state) + ") : 0.0f");
-      } else if (kind == Kind::Reduce) {
-        declareState(w, var, state, "0.0f");
-        declareState(w, stateVar("sa", static_cast<int>(s)), state, "1.0f");
-      } else {
-        declareState(w, var, state, k_.cName(checkpointsOf(state.name)) + "[" + k_.chunkOffset(state) + "]");
-      }
+      std::string init = k_.cName(initialOf(state.name));
+      declareState(w, stateVar(prefix, static_cast<int>(s)), state,
+                   conjunction({first, init}) + " ? sf_ld(" + init + ", " + k_.stateOffset(state) + ") : 0.0f");
     }
-    if (mode == Mode::Full)
-      for (scan::AccumOp acc : k_.accumOps()) {
-        std::string count = k_.exprs.registerCount(k_.values.dimsOf(acc.getValue()));
-        w.line("float " + accumVar(k_.accumIndex(acc.getName())) + (count == "1" ? " = 0.0f;" : "[" + count + "] = {};"));
-      }
+  }
 
-    if (kind == Kind::Sequential) {
-      w.open("for (int sf_k = 0; sf_k < NC; ++sf_k)");
-      w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
-      printChunkBounds(w);
-      if (!backward) printCheckpoint(w, collectives);
-    }
-    if (recompute) printRecompute(w);
-    printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(ops, mode), mode, info_.descending, "s"},
+  void printFullSteps(CodeWriter &w, const std::string &prefix, bool collectives) {
+    printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.fullOps, Mode::Full), Mode::Full,
+                                  info_.descending, prefix},
                   collectives);
-    if (kind == Kind::Sequential) {
-      w.close();
-      printFinalStates(w, "s", collectives);
-    }
-    if (kind == Kind::Reduce)
-      for (size_t s = 0; s < info_.states.size(); ++s) {
-        const scan::Port &state = info_.states[s];
-        std::string offset = k_.chunkOffset(state);
-        k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
-          in.line(k_.cName(chunkDecayOf(state.name)) + "[" + offset + "] = " +
-                  k_.stateElement(stateVar("sa", static_cast<int>(s)), state) + ";");
-          in.line(k_.cName(chunkLocalOf(state.name)) + "[" + offset + "] = " +
-                  k_.stateElement(stateVar("s", static_cast<int>(s)), state) + ";");
-        });
-      }
-    if (mode == Mode::Full) printAccumFlush(w, collectives);
-    w.close();
+  }
 
-    LaunchDesc launch{name, sig.params, {channelGrid(), "$B", kind == Kind::Sequential ? "1" : "$NC"}, k_.block, "0"};
+  LaunchDesc launchOf(const std::string &name, const Signature &sig, const std::string &chunks, bool recompute) {
+    LaunchDesc launch{name, sig.params, {k_.channelBlocks(), "$B", chunks}, k_.block, "0"};
     if (recompute) launch.sharedBytes = k_.recomputeBytesPerStep() + "*$L";
     return launch;
   }
 
-  // Per thread, walks the chunks in order: carry = decay * carry + local.
-  LaunchDesc printCarryKernel(CodeWriter &w) {
-    std::string name = k_.stem + "_carry";
-    Signature sig;
-    for (const scan::Port &s : info_.states) {
-      bufferParam(sig, chunkDecayOf(s.name), false);
-      bufferParam(sig, chunkLocalOf(s.name), false);
-      bufferParam(sig, initialOf(s.name), false);
-      bufferParam(sig, checkpointsOf(s.name), true);
-      bufferParam(sig, finalOf(s.name), true);
-    }
-    sizeParams(sig, false);
+  // Each thread walks all of t; the forward writes the state before every chunk of L steps.
+  LaunchDesc printSequentialKernel(CodeWriter &w) {
+    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives;
+    std::string name = k_.stem + "_seq";
+    Signature sig = stepSignature(k_.fullOps, recompute);
+    sizeParams(sig);
     openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
-    printPrologue(w, false, false);
-    for (size_t s = 0; s < info_.states.size(); ++s) {
-      const scan::Port &state = info_.states[s];
-      std::string init = k_.cName(initialOf(state.name));
-      declareState(w, stateVar("c", static_cast<int>(s)), state,
-                   init + " ? sf_ld(" + init + ", " + k_.stateOffset(state) + ") : 0.0f");
-    }
+    printPrologue(w, collectives, false);
+    printKernelSetup(w, recompute);
+    declareInitialStates(w, "s");
     w.open("for (int sf_k = 0; sf_k < NC; ++sf_k)");
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
+    printChunkBounds(w);
+    if (!k_.fwd) printCheckpoint(w, "s", collectives);
+    if (recompute) printRecompute(w);
+    printFullSteps(w, "s", collectives);
+    w.close();
+    printFinalStates(w, "s", collectives);
+    printAccumFlush(w, collectives);
+    w.close();
+    return launchOf(name, sig, "1", recompute);
+  }
+
+  // One launch, one tile per (channel block, batch element, chunk): a scan of the chunk from a
+  // zero state (its decay product `sa` and end state `s`), the carry `c` from the tile of the
+  // chunk before, `sa * c + s` published for the tile after, then the chunk rescanned from `c`.
+  // Tiles take tickets in launch order, chunk by chunk, so the tile waited for holds a smaller
+  // ticket: it is running or done, and the wait ends (a block index would deadlock when the
+  // waited-for block is not resident). Waiting only for the chunk just before keeps the result
+  // independent of timing (a decoupled look-back combining several predecessors would not be).
+  LaunchDesc printChunkKernel(CodeWriter &w) {
+    bool recompute = k_.needsRecompute(k_.fullOps);
+    std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer());
+    Signature sig = stepSignature(k_.fullOps, recompute);
+    for (const scan::Port &s : info_.states) bufferParam(sig, chunkEndOf(s.name), true);
+    bufferParam(sig, chainBuffer(), true);
+    sizeParams(sig);
+    openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
+    w.line("__shared__ int sf_ticket;");
+    w.line("if (threadIdx.x == 0) sf_ticket = atomicAdd(" + chain + ", 1);");
+    w.line("__syncthreads();");
+    w.line("const int sf_tile = sf_ticket;");
+    w.line("const int sf_chunk_tiles = gridDim.x * B;");
+    w.line("const int sf_k = sf_tile / sf_chunk_tiles;  // the chunk's place in the chain");
+    printPrologue(w, true, true);
+    printKernelSetup(w, recompute);
+    w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
+    printChunkBounds(w);
+    if (recompute) printRecompute(w);
+
+    for (size_t s = 0; s < info_.states.size(); ++s) {
+      declareState(w, stateVar("s", static_cast<int>(s)), info_.states[s], "0.0f");
+      declareState(w, stateVar("sa", static_cast<int>(s)), info_.states[s], "1.0f");
+    }
+    printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
+                                  Mode::Summary, info_.descending, "s"},
+                  true);
+
+    w.line("// The carry: the initial state, or what the tile of the chunk before published.");
+    declareInitialStates(w, "c", "sf_k == 0");
+    w.open("if (sf_k > 0)");
+    w.line("if (threadIdx.x == 0) while (((volatile int *)" + chain + ")[1 + sf_tile - sf_chunk_tiles] == 0) {}");
+    w.line("__threadfence();");
+    w.line("__syncthreads();");
+    w.line("const int sf_prev = " + std::string(info_.descending ? "sf_c + 1" : "sf_c - 1") + ";");
     for (size_t s = 0; s < info_.states.size(); ++s) {
       const scan::Port &state = info_.states[s];
-      std::string offset = k_.chunkOffset(state), carry = k_.stateElement(stateVar("c", static_cast<int>(s)), state);
+      std::string offset = k_.chunkOffset(state, "sf_prev");
       k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
-        in.line(k_.cName(checkpointsOf(state.name)) + "[" + offset + "] = " + carry + ";");
-        in.line(carry + " = " + k_.cName(chunkDecayOf(state.name)) + "[" + offset + "] * " + carry + " + " +
-                k_.cName(chunkLocalOf(state.name)) + "[" + offset + "];");
+        // Past L1 (its lines may hold this buffer from before the flag was set); a thread past
+        // the last channel reads nothing (sf_q = 0 is another tile's channel).
+        in.line(k_.stateElement(stateVar("c", static_cast<int>(s)), state) + " = sf_active ? __ldcg(" +
+                k_.cName(chunkEndOf(state.name)) + " + " + offset + ") : 0.0f;");
       });
     }
     w.close();
-    printFinalStates(w, "c", false);
+    w.open("if (sf_k + 1 < NC)");
+    for (size_t s = 0; s < info_.states.size(); ++s) {
+      const scan::Port &state = info_.states[s];
+      std::string offset = k_.chunkOffset(state);
+      auto element = [&](const char *prefix) { return k_.stateElement(stateVar(prefix, static_cast<int>(s)), state); };
+      k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
+        in.line("if (sf_active) " + k_.cName(chunkEndOf(state.name)) + "[" + offset + "] = " + element("sa") + " * " +
+                element("c") + " + " + element("s") + ";");
+      });
+    }
+    w.line("__threadfence();");
+    w.line("__syncthreads();");
+    w.line("if (threadIdx.x == 0) ((volatile int *)" + chain + ")[1 + sf_tile] = 1;");
     w.close();
-    return LaunchDesc{name, sig.params, {channelGrid(), "$B", "1"}, k_.block, "0"};
+
+    if (!k_.fwd) printCheckpoint(w, "c", true);
+    printFullSteps(w, "c", true);
+    w.open("if (sf_k == NC - 1)");
+    printFinalStates(w, "c", true);
+    w.close();
+    printAccumFlush(w, true);
+    w.close();
+    return launchOf(name, sig, "$NC", recompute);
   }
 
   // bf16 outputs that sum over threads are added up in f32 first, then converted.
@@ -408,8 +429,6 @@ class Printer {
       r.chunked.push_back(launch);
     }
   }
-
-  std::string channelGrid() const { return "cdiv(" + k_.channels + ", " + std::to_string(k_.block) + ")"; }
 
   const KernelContext &k_;
   const RecurrenceInfo &info_;

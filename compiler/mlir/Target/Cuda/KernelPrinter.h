@@ -1,13 +1,13 @@
 // Prints the CUDA kernels of one recurrence (a forward, or a backward with its forward).
 //
-// Every kernel runs one thread per (batch element, channel index); grid = (channel blocks, B, 1 or
-// chunks). Two strategies:
-//   sequential  <name>_seq: each thread walks all of t, its state in registers, with the next
-//               steps' inputs prefetched into a register ring.
-//   chunked     <name>_reduce (per chunk: a local scan from a zero state -> the chunk's decay
-//               product and local state), <name>_carry (per thread: carries across chunks, which
-//               are also the checkpoints), <name>_apply (per chunk: rescans from its carry and
-//               writes outputs and gradients).
+// Every kernel runs one thread per (batch element, channel index). Two strategies:
+//   sequential  <name>_seq, grid (channel blocks, B, 1): each thread walks all of t, its state in
+//               registers, with the next steps' inputs prefetched into a register ring.
+//   chunked     <name>_chunk, grid (channel blocks, B, chunks), one launch: each tile scans its
+//               chunk from a zero state (decay product and end state), takes the carry the tile
+//               of the chunk before published (a chained carry on ticket-ordered tiles), publishes
+//               its own end state, then rescans the chunk from the carry writing outputs and
+//               gradients.
 // A backward kernel needs the forward state before each step. A state the forward also writes as
 // an f32 output is read from that output; any other is recomputed per chunk from the forward's
 // checkpoints into a per-thread slice of shared memory, then walked in reverse.
