@@ -78,10 +78,16 @@ bool countsAsIdeal(const BufferDesc &buffer, bool backward);
 inline std::string initialOf(const std::string &state) { return state + ".initial"; }
 inline std::string finalOf(const std::string &state) { return state + ".final"; }
 inline std::string checkpointsOf(const std::string &state) { return state + ".checkpoints"; }
-// The state after each chunk, published by the chunked kernel for the next chunk's tile.
+// What the chunked kernel's tiles publish per chunk: its decay product and end state from zero
+// (the aggregate), and at the end of each group of kChainGroup chunks the state after it.
+inline std::string chunkDecayOf(const std::string &state) { return state + ".chunk_a"; }
+inline std::string chunkLocalOf(const std::string &state) { return state + ".chunk_b"; }
 inline std::string chunkEndOf(const std::string &state) { return state + ".chunk_end"; }
 // The chunked kernel's tickets and per-tile flags (i32, zeroed before each launch).
 inline std::string chainBuffer() { return "sf.chain"; }
+// Chunks per group of the chunked kernel's carry: the carry hops from group to group, and within a
+// group each tile composes the aggregates of the chunks before it (docs/cuda.md).
+constexpr int kChainGroup = 32;
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 
 constexpr const char *kManifestFormat = "scanforge-cuda-package";

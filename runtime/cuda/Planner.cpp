@@ -1,9 +1,12 @@
 #include "runtime/cuda/Planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/DeviceSpec.h"
+#include "runtime/cuda/PackageFormat.h"
 
 namespace scanforge::cuda {
 
@@ -19,6 +22,28 @@ std::string shapes(const PlanRequest &r) {
 
 }  // namespace
 
+PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
+  const DeviceSpec &d = h100();
+  double sms = r.multiprocessors, chunked = p.strategy == Strategy::Chunked;
+  double channels = static_cast<double>(r.batch) * static_cast<double>(r.channels);
+  double threads = channels * (chunked ? static_cast<double>(p.chunks) : 1.0);
+  // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident.
+  double resident = std::min(threads, sms * d.threadsPerSm / 2);
+  double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
+  double hop = d.memoryLatency / kPrefetchSteps;  // one step of a latency-bound thread
+  PlanCost c;
+  c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
+  if (chunked && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
+    c.bytes += channels * steps * r.readBytesPerStep;  // the rescan misses L2
+  double inFlight = resident * kPrefetchSteps * r.readBytesPerStep;
+  c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
+  // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
+  double hops = std::ceil(static_cast<double>(p.chunks) / kChainGroup);
+  c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
+  c.seconds = std::max(c.bytes / c.bandwidth, c.criticalPath) + d.launchOverhead;
+  return c;
+}
+
 Plan plan(const PlanRequest &r) {
   if (r.batch < 1 || r.steps < 1 || r.channels < 1) throw CudaError("cannot plan a scan over empty shapes (" + shapes(r) + ")");
   if (r.batch > kMaxGridYZ)
@@ -32,30 +57,44 @@ Plan plan(const PlanRequest &r) {
                       " bytes of shared memory per block, more than " + std::to_string(kSharedBudget) + " (" + shapes(r) +
                       "); use smaller register dimensions");
   }
-  Plan p;
-  int64_t threads = r.batch * r.channels, target = kThreadsPerSM * r.multiprocessors;
-  p.strategy = r.strategy ? *r.strategy : (threads >= target || r.steps < 2 * kMinChunk) ? Strategy::Sequential : Strategy::Chunked;
+  auto withChunk = [&](Strategy s, int64_t chunk) {
+    Plan p{s, std::min(chunk, r.steps), 1};
+    p.chunks = cdiv(r.steps, p.chunk);
+    return p;
+  };
   if (r.chunk) {
     if (*r.chunk < 1) throw CudaError("chunk length " + std::to_string(*r.chunk) + " is not positive (" + shapes(r) + ")");
     if (*r.chunk > maxChunk)
       throw CudaError("chunk length " + std::to_string(*r.chunk) + " exceeds the shared-memory bound of " +
                       std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
-    p.chunk = *r.chunk;
-  } else if (p.strategy == Strategy::Sequential) {
-    p.chunk = r.recomputeBytesPerStep > 0 ? std::min(kSequentialChunk, maxChunk) : r.steps;
-  } else {
-    p.chunk = std::clamp(cdiv(r.steps, cdiv(target, threads)), std::min(kMinChunk, maxChunk), maxChunk);
   }
-  p.chunk = std::min(p.chunk, r.steps);
-  p.chunks = cdiv(r.steps, p.chunk);
-  if (p.strategy == Strategy::Chunked && p.chunks > kMaxGridYZ) {
+  Plan sequential = withChunk(Strategy::Sequential, r.chunk ? *r.chunk
+                                                    : r.recomputeBytesPerStep > 0 ? std::min(kSequentialChunk, maxChunk)
+                                                                                  : r.steps);
+  if (r.strategy == Strategy::Sequential) return sequential;
+  // The fewest chunks the grid allows, each no longer than the shared-memory bound.
+  int64_t longest = std::min(maxChunk, r.steps);
+  if (cdiv(r.steps, longest) > kMaxGridYZ) {
     if (cdiv(r.steps, kMaxGridYZ) > maxChunk)
       throw CudaError("T=" + std::to_string(r.steps) + " needs chunks longer than the shared-memory bound of " +
                       std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
-    p.chunk = cdiv(r.steps, kMaxGridYZ);
-    p.chunks = cdiv(r.steps, p.chunk);
   }
-  return p;
+  int64_t shortest = std::max(std::min(kMinChunk, longest), cdiv(r.steps, kMaxGridYZ));
+  if (r.chunk) return withChunk(Strategy::Chunked, std::max(*r.chunk, cdiv(r.steps, kMaxGridYZ)));
+  // Candidates: powers of two from the shortest chunk, and the longest chunk that still splits T.
+  std::optional<Plan> best;
+  double bestSeconds = 0;
+  auto consider = [&](int64_t chunk) {
+    Plan p = withChunk(Strategy::Chunked, chunk);
+    if (p.chunks < 2 && !r.strategy) return;
+    double t = predictPlan(r, p).seconds;
+    if (!best || t < bestSeconds) best = p, bestSeconds = t;
+  };
+  for (int64_t chunk = shortest; chunk <= longest; chunk *= 2) consider(chunk);
+  consider(longest);
+  if (r.strategy == Strategy::Chunked) return best ? *best : withChunk(Strategy::Chunked, longest);
+  if (!best || bestSeconds > 0.9 * predictPlan(r, sequential).seconds) return sequential;
+  return *best;
 }
 
 }  // namespace scanforge::cuda

@@ -1,8 +1,16 @@
-// Picks the strategy and chunk length for a recurrence at given shapes.
+// Picks the strategy and chunk length for a recurrence at given shapes, from a cost model of the
+// two strategies on the device (docs/cuda.md, "Planner"); the device's limits and speeds are
+// runtime/cuda/DeviceSpec.h's H100, with the SM count of the device planned for.
 //
-// Rule (docs/cuda.md): a GPU wants about 1024 resident threads per SM to hide memory latency.
-//   * B * channels >= 1024 * SMs, or T < 32: sequential, one thread walks all of t.
-//   * otherwise chunked: enough chunks to reach 1024 * SMs threads, each at least 16 steps long.
+//   sequential  B * channels threads walk all of T. Memory latency is hidden only by the loads in
+//               flight: each thread prefetches kPrefetchSteps steps, so the bandwidth reached is
+//               min(copy bandwidth, resident threads * prefetched bytes / memory latency).
+//   chunked     B * channels * NC tiles: more loads in flight, but a chunk's inputs are read twice
+//               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
+//               from group to group of chunks: a critical path of NC / kChainGroup hops, a
+//               group's aggregates read and two chunk walks.
+// Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead; the chunk
+// length is the best power of two from 16 steps; chunked wins only when 10% faster.
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
 // holds one chunk of them per thread in shared memory, so L <= 48 KiB / (bytes per step of a
 // block); the sequential strategy then uses L = min(64, that bound), otherwise L = T.
@@ -27,13 +35,16 @@ struct Plan {
 struct PlanRequest {
   int64_t batch = 1, steps = 1, channels = 1;
   int64_t recomputeBytesPerStep = 0;  // shared memory per chunk step of one block; 0: none
+  // Bytes one thread (a batch element's channel) reads and writes per step, over the kernels the
+  // plan serves (forward and backward).
+  double readBytesPerStep = 8, writtenBytesPerStep = 4;
   int multiprocessors = 1;
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
 };
 
-constexpr int64_t kThreadsPerSM = 1024;
+constexpr int64_t kPrefetchSteps = 4;
 constexpr int64_t kMinChunk = 16;
 constexpr int64_t kSequentialChunk = 64;
 constexpr int64_t kSharedBudget = 48 * 1024;
@@ -41,5 +52,11 @@ constexpr int64_t kMaxGridYZ = 65535;
 
 // Throws CudaError, naming the shapes, when no plan fits the limits.
 Plan plan(const PlanRequest &request);
+
+// The cost model's time for `plan` (seconds, a prediction), and its terms.
+struct PlanCost {
+  double bytes = 0, bandwidth = 0, criticalPath = 0, seconds = 0;
+};
+PlanCost predictPlan(const PlanRequest &request, const Plan &plan);
 
 }  // namespace scanforge::cuda

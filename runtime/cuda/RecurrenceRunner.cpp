@@ -19,6 +19,17 @@ std::set<std::string> dimsOf(const RecurrenceDesc &rec) {
   return dims;
 }
 
+// Bytes read and written per step of one batch element: the [B, T, ...] buffers of `rec`.
+void addStepBytes(const RecurrenceDesc &rec, const Variables &vars, double &read, double &written) {
+  for (const BufferDesc &b : rec.buffers) {
+    if (b.shape.size() < 2 || b.shape[0] != "$B" || b.shape[1] != "$T") continue;
+    double bytes = static_cast<double>(elementBytes(b));
+    for (size_t i = 2; i < b.shape.size(); ++i) bytes *= static_cast<double>(evaluate(b.shape[i], vars));
+    if (b.role == BufferRole::Output) written += bytes;
+    if (b.role == BufferRole::Input || b.role == BufferRole::ForwardOutput) read += bytes;
+  }
+}
+
 }  // namespace
 
 std::string Shape::describe() const {
@@ -64,6 +75,11 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.channels = evaluate(fwd_.channels, vars);
   request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
                                            bwd_ ? evaluate(bwd_->recomputeBytesPerStep, vars) : 0);
+  double read = 0, written = 0;
+  addStepBytes(fwd_, vars, read, written);
+  if (bwd_) addStepBytes(*bwd_, vars, read, written);
+  request.readBytesPerStep = read / static_cast<double>(request.channels);
+  request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();
   request.strategy = strategy;
   request.chunk = chunk;

@@ -53,18 +53,30 @@ PlanRequest request(int64_t batch, int64_t steps, int64_t channels, int64_t reco
 }
 
 TEST(Planner, LargeBatchTimesChannelsRunsSequentially) {
-  Plan p = plan(request(64, 4096, 4096));
-  EXPECT_EQ(p.strategy, Strategy::Sequential);
-  EXPECT_EQ(p.chunk, 4096);  // no recomputation: one chunk
-  EXPECT_EQ(p.chunks, 1);
+  for (int64_t channels : {1024, 4096}) {  // B=64 D=1024: 64k threads keep enough loads in flight
+    Plan p = plan(request(64, 4096, channels));
+    EXPECT_EQ(p.strategy, Strategy::Sequential) << channels;
+    EXPECT_EQ(p.chunk, 4096);  // no recomputation: one chunk
+    EXPECT_EQ(p.chunks, 1);
+    PlanCost cost = predictPlan(request(64, 4096, channels), p);
+    EXPECT_DOUBLE_EQ(cost.bandwidth, 2.85e12) << "bandwidth-bound";
+  }
 }
 
-TEST(Planner, SmallBatchTimesChannelsSplitsTime) {
-  Plan p = plan(request(1, 100000, 256));
-  EXPECT_EQ(p.strategy, Strategy::Chunked);
-  // 132 * 1024 threads wanted / 256 channels = 528 chunks of ceil(100000 / 528) = 190 steps.
-  EXPECT_EQ(p.chunk, 190);
-  EXPECT_EQ(p.chunks, 527);
+TEST(Planner, SmallBatchTimesChannelsSplitsTimeIntoTheCheapestChunks) {
+  for (PlanRequest r : {request(1, 100000, 256), request(8, 16384, 512), request(1, 100000, 5)}) {
+    Plan p = plan(r);
+    SCOPED_TRACE(std::to_string(r.batch) + "x" + std::to_string(r.steps) + "x" + std::to_string(r.channels));
+    EXPECT_EQ(p.strategy, Strategy::Chunked);
+    EXPECT_EQ(p.chunks, (r.steps + p.chunk - 1) / p.chunk);
+    double chosen = predictPlan(r, p).seconds;
+    EXPECT_LT(chosen, 0.9 * predictPlan(r, Plan{Strategy::Sequential, r.steps, 1}).seconds);
+    // No other power-of-two chunk is predicted faster.
+    for (int64_t chunk = 16; chunk < r.steps; chunk *= 2)
+      EXPECT_LE(chosen, predictPlan(r, Plan{Strategy::Chunked, chunk, (r.steps + chunk - 1) / chunk}).seconds) << chunk;
+  }
+  // Few threads: memory latency bounds a sequential walk, so the bandwidth reached is a fraction.
+  EXPECT_LT(predictPlan(request(8, 16384, 512), Plan{}).bandwidth, 0.2 * 2.85e12);
 }
 
 TEST(Planner, ShortSequencesStaySequentialAndChunksAreAtLeast16) {

@@ -143,8 +143,12 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
     if (t == byKernel.end())
       throw cuda::CudaError(l.kernel + ": the emulated run at " + reduced.shape.describe() + " recorded no traffic");
     const gpu::KernelSass &s = sass.at(l.kernel);
-    gpu::KernelPrediction p =
-        gpu::predictKernel(device, s, config, gpu::scaleTraffic(t->second, reduced.scale / launchesOf[l.kernel]));
+    // A launch that takes the chain buffer passes the carry from chunk to chunk.
+    bool chained = std::any_of(l.params.begin(), l.params.end(),
+                               [](const cuda::ParamDesc &p) { return p.value == cuda::chainBuffer(); });
+    gpu::KernelPrediction p = gpu::predictKernel(device, s, config,
+                                                 gpu::scaleTraffic(t->second, reduced.scale / launchesOf[l.kernel]),
+                                                 chained ? static_cast<unsigned>((plan.chunks + cuda::kChainGroup - 1) / cuda::kChainGroup) : 0);
     predictions.push_back(p);
     d.bytesMoved += p.bytesMoved;
     std::cout << "  kernel " << l.kernel << ": grid " << config.grid[0] << "x" << config.grid[1] << "x" << config.grid[2]
@@ -167,7 +171,8 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
               << " vs " << format("%.0f", p.bytesInFlightNeeded) << " needed (latency x bandwidth)\n"
               << "    predicted: memory " << format("%.3f", p.memorySeconds * 1e3) << " ms, issue "
               << format("%.3f", p.issueSeconds * 1e3) << " ms, latency " << format("%.3f", p.latencySeconds * 1e3)
-              << " ms -> " << p.bound << "-bound, " << format("%.3f", p.seconds * 1e3) << " ms\n";
+              << " ms" << (chained ? ", chain " + format("%.3f", p.chainSeconds * 1e3) + " ms" : std::string())
+              << " -> " << p.bound << "-bound, " << format("%.3f", p.seconds * 1e3) << " ms\n";
   }
   d.seconds = gpu::callSeconds(device, predictions);
   return d;

@@ -5,9 +5,13 @@
 #include <cstddef>
 #include <string>
 
-#include "tools/gpu/model/Device.h"
+#include "runtime/cuda/DeviceSpec.h"
 
 namespace scanforge::gpu {
+
+using cuda::DeviceSpec;
+using cuda::deviceSpec;
+using cuda::h100;
 
 struct KernelResources {
   unsigned threadsPerBlock = 1;

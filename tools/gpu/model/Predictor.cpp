@@ -7,7 +7,7 @@
 namespace scanforge::gpu {
 
 KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, const cuda::LaunchConfig &launch,
-                               const KernelTraffic &traffic) {
+                               const KernelTraffic &traffic, unsigned chainHops) {
   KernelPrediction p;
   p.kernel = sass.kernel;
   try {
@@ -44,9 +44,16 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
   const double chainCycles = d.memoryLatency * d.clockHz + alu * d.aluCycles + body.mufu * d.mufuCycles +
                              body.control * d.controlCycles;
   p.latencySeconds = rounds * p.iterationsPerWarp * chainCycles / d.clockHz;
+  if (chainHops > 0) {
+    // A tile's walks of its chunk (scan and rescan): its iterations at the dependent-chain pace.
+    p.chainSeconds = chainHops * d.chainHop + p.iterationsPerWarp * chainCycles / d.clockHz;
+  }
   p.overheadSeconds = d.launchOverhead;
-  double slowest = std::max({p.memorySeconds, p.issueSeconds, p.latencySeconds});
-  p.bound = slowest == p.memorySeconds ? "memory" : slowest == p.issueSeconds ? "issue" : "latency";
+  double slowest = std::max({p.memorySeconds, p.issueSeconds, p.latencySeconds, p.chainSeconds});
+  p.bound = slowest == p.memorySeconds  ? "memory"
+            : slowest == p.issueSeconds ? "issue"
+            : slowest == p.chainSeconds ? "chain"
+                                        : "latency";
   p.seconds = slowest + p.overheadSeconds;
   return p;
 }

@@ -2,12 +2,14 @@
 // GPU. Inputs: the SASS facts (tools/gpu/sass), the launch, and the memory traffic the concurrent
 // emulator recorded (tools/gpu/emulator/Traffic.h), scaled to the shape predicted.
 //
-// time = max(memory, issue, latency) + launch overhead, per kernel:
+// time = max(memory, issue, latency, chain) + launch overhead, per kernel:
 //   memory   bytes moved (32-byte sectors, so poor coalescing costs) at the copy bandwidth;
 //   issue    the busiest SM's warp instructions of the hot loop, one per scheduler and cycle;
 //   latency  each warp's iteration waits for its loads and then runs its loop body alone: memory
 //            latency + the body's dependent-issue cycles, per iteration (Little's law: an SM moves
 //            its warps' bytes in flight once per such round trip).
+//   chain    a chunked kernel's carry, passed from tile to tile: a hop per group of chunks, plus
+//            a tile's scan and rescan of its chunk.
 // A call (a timed forward or backward) adds the write-back of a dirty L2, as after a flush.
 #pragma once
 
@@ -15,7 +17,6 @@
 
 #include "runtime/cuda/DeviceBackend.h"
 #include "tools/gpu/emulator/Traffic.h"
-#include "tools/gpu/model/Device.h"
 #include "tools/gpu/model/Occupancy.h"
 #include "tools/gpu/sass/SassFacts.h"
 
@@ -31,15 +32,17 @@ struct KernelPrediction {
   double bytesInFlightPerSm = 0;     // loads of one iteration of the resident warps
   double bytesInFlightNeeded = 0;    // copy bandwidth per SM x memory latency
   double bytesMoved = 0, sectorsPerRequest = 0, sectorEfficiency = 0, instructionsPerByte = 0;
-  double memorySeconds = 0, issueSeconds = 0, latencySeconds = 0, overheadSeconds = 0;
+  double memorySeconds = 0, issueSeconds = 0, latencySeconds = 0, chainSeconds = 0, overheadSeconds = 0;
   double seconds = 0;
-  const char *bound = "";  // "memory", "issue" or "latency"
+  const char *bound = "";  // "memory", "issue", "latency" or "chain"
 };
 
 // `traffic` is the kernel's traffic at the predicted shape (see scaleTraffic); throws
 // std::invalid_argument naming the kernel when the launch cannot run or the traffic is empty.
+// `chainHops`: a chunked kernel's carry passes from tile to tile that many times in sequence (its
+// groups of chunks); the chain time is that many hops plus one tile's walks of its chunk.
 KernelPrediction predictKernel(const DeviceSpec &device, const KernelSass &sass, const cuda::LaunchConfig &launch,
-                               const KernelTraffic &traffic);
+                               const KernelTraffic &traffic, unsigned chainHops = 0);
 
 // The traffic of a reduced shape times `factor` (requests, sectors, lane bytes, wavefronts): for
 // kernels whose bytes per element do not depend on the shape, the full shape's traffic.

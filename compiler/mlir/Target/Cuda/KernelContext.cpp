@@ -146,7 +146,8 @@ void KernelContext::declareBuffers() {
     addBuffer(finalOf(s.name), BufferRole::FinalState, "f32", dimShape(s, {"$B"}), true);
     // A forward's state before each chunk, kept by the caller for the backward (optional).
     if (!backward) addBuffer(checkpointsOf(s.name), BufferRole::Checkpoint, "f32", chunkShape(s), true);
-    addBuffer(chunkEndOf(s.name), BufferRole::Workspace, "f32", chunkShape(s));
+    for (const std::string &name : {chunkDecayOf(s.name), chunkLocalOf(s.name), chunkEndOf(s.name)})
+      addBuffer(name, BufferRole::Workspace, "f32", chunkShape(s));
   }
   addBuffer(chainBuffer(), BufferRole::Workspace, "i32", {chainLength()});
   zeroInit.push_back(chainBuffer());

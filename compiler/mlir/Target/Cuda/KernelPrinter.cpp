@@ -185,7 +185,7 @@ class Printer {
     w.line("const int sf_lo = sf_c * L;");
     w.line("const int sf_hi = sf_min(sf_lo + L, T);");
   }
-  std::string chunkOrder(const std::string &i) const { return info_.descending ? "NC - 1 - " + i : i; }
+  std::string chunkOrder(const std::string &i) const { return info_.descending ? "NC - 1 - (" + i + ")" : i; }
 
   // The forward states of chunk sf_c, recomputed from its checkpoint into shared memory.
   void printRecompute(CodeWriter &w) {
@@ -327,17 +327,20 @@ class Printer {
   }
 
   // One launch, one tile per (channel block, batch element, chunk): a scan of the chunk from a
-  // zero state (its decay product `sa` and end state `s`), the carry `c` from the tile of the
-  // chunk before, `sa * c + s` published for the tile after, then the chunk rescanned from `c`.
-  // Tiles take tickets in launch order, chunk by chunk, so the tile waited for holds a smaller
-  // ticket: it is running or done, and the wait ends (a block index would deadlock when the
-  // waited-for block is not resident). Waiting only for the chunk just before keeps the result
-  // independent of timing (a decoupled look-back combining several predecessors would not be).
+  // zero state (its aggregate: decay product `sa`, end state `s`), then the carry `c` into the
+  // chunk, then the chunk rescanned from `c`. Chunks form groups of kChainGroup: a tile's carry is
+  // the state after the group before (published by that group's last tile; the initial state for
+  // the first group) carried through the aggregates of the chunks before it in its group, always
+  // in the same order, so the result does not depend on timing; the carry hops once per group.
+  // Tiles take tickets in launch order, chunk by chunk, so every tile waited for holds a smaller
+  // ticket: it is running or done, and the wait ends (waiting on a block index would deadlock
+  // when the waited-for block is not resident).
   LaunchDesc printChunkKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps);
-    std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer());
+    std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(kChainGroup);
     Signature sig = stepSignature(k_.fullOps, recompute);
-    for (const scan::Port &s : info_.states) bufferParam(sig, chunkEndOf(s.name), true);
+    for (const scan::Port &s : info_.states)
+      for (const std::string &b : {chunkDecayOf(s.name), chunkLocalOf(s.name), chunkEndOf(s.name)}) bufferParam(sig, b, true);
     bufferParam(sig, chainBuffer(), true);
     sizeParams(sig);
     openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
@@ -347,6 +350,13 @@ class Printer {
     w.line("const int sf_tile = sf_ticket;");
     w.line("const int sf_chunk_tiles = gridDim.x * B;");
     w.line("const int sf_k = sf_tile / sf_chunk_tiles;  // the chunk's place in the chain");
+    w.line("const int sf_group = sf_k - sf_k % " + group + ";  // the first chunk of its group");
+    w.line("const bool sf_group_end = sf_k % " + group + " == " + group + " - 1;");
+    // Flags: 1 = aggregate published (tiles inside a group), 2 = state after the chunk published
+    // (a group's last tile).
+    auto flag = [&](const std::string &k) {
+      return "((volatile int *)" + chain + ")[1 + (" + k + ") * sf_chunk_tiles + sf_tile % sf_chunk_tiles]";
+    };
     printPrologue(w, true, true);
     printKernelSetup(w, recompute);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
@@ -360,38 +370,68 @@ class Printer {
     printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
                                   Mode::Summary, info_.descending, "s"},
                   true);
+    auto element = [&](const char *prefix, size_t s) {
+      return k_.stateElement(stateVar(prefix, static_cast<int>(s)), info_.states[s]);
+    };
+    // Writes what `values` gives per state element at chunk sf_c, then raises the tile's flag.
+    auto publish = [&](const std::string &flagValue, const std::function<void(CodeWriter &, size_t)> &values) {
+      for (size_t s = 0; s < info_.states.size(); ++s)
+        k_.values.forEachRegister(w, info_.states[s].mask, [&](CodeWriter &in) { values(in, s); });
+      w.line("__threadfence();");
+      w.line("__syncthreads();");
+      w.line("if (threadIdx.x == 0) " + flag("sf_k") + " = " + flagValue + ";");
+    };
 
-    w.line("// The carry: the initial state, or what the tile of the chunk before published.");
-    declareInitialStates(w, "c", "sf_k == 0");
-    w.open("if (sf_k > 0)");
-    w.line("if (threadIdx.x == 0) while (((volatile int *)" + chain + ")[1 + sf_tile - sf_chunk_tiles] == 0) {}");
-    w.line("__threadfence();");
-    w.line("__syncthreads();");
-    w.line("const int sf_prev = " + std::string(info_.descending ? "sf_c + 1" : "sf_c - 1") + ";");
-    for (size_t s = 0; s < info_.states.size(); ++s) {
-      const scan::Port &state = info_.states[s];
-      std::string offset = k_.chunkOffset(state, "sf_prev");
-      k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
-        // Past L1 (its lines may hold this buffer from before the flag was set); a thread past
-        // the last channel reads nothing (sf_q = 0 is another tile's channel).
-        in.line(k_.stateElement(stateVar("c", static_cast<int>(s)), state) + " = sf_active ? __ldcg(" +
-                k_.cName(chunkEndOf(state.name)) + " + " + offset + ") : 0.0f;");
-      });
-    }
+    w.line("// The aggregate, for the later chunks of the group.");
+    w.open("if (!sf_group_end && sf_k + 1 < NC)");
+    publish("1", [&](CodeWriter &in, size_t s) {
+      std::string offset = k_.chunkOffset(info_.states[s]);
+      const std::string &state = info_.states[s].name;
+      in.line("if (sf_active) " + k_.cName(chunkDecayOf(state)) + "[" + offset + "] = " + element("sa", s) + ";");
+      in.line("if (sf_active) " + k_.cName(chunkLocalOf(state)) + "[" + offset + "] = " + element("s", s) + ";");
+    });
     w.close();
-    w.open("if (sf_k + 1 < NC)");
-    for (size_t s = 0; s < info_.states.size(); ++s) {
-      const scan::Port &state = info_.states[s];
-      std::string offset = k_.chunkOffset(state);
-      auto element = [&](const char *prefix) { return k_.stateElement(stateVar(prefix, static_cast<int>(s)), state); };
-      k_.values.forEachRegister(w, state.mask, [&](CodeWriter &in) {
-        in.line("if (sf_active) " + k_.cName(chunkEndOf(state.name)) + "[" + offset + "] = " + element("sa") + " * " +
-                element("c") + " + " + element("s") + ";");
-      });
-    }
+
+    w.line("// The carry: the state after the group before, then the group's earlier chunks in order.");
+    declareInitialStates(w, "c", "sf_group == 0");
+    w.open("if (sf_k > 0)");
+    w.open("if (threadIdx.x == 0)");
+    w.line("if (sf_group > 0) while (" + flag("sf_group - 1") + " != 2) {}");
+    w.line("for (int sf_j = sf_group; sf_j < sf_k; ++sf_j) while (" + flag("sf_j") + " == 0) {}");
+    w.close();
     w.line("__threadfence();");
     w.line("__syncthreads();");
-    w.line("if (threadIdx.x == 0) ((volatile int *)" + chain + ")[1 + sf_tile] = 1;");
+    // Reads go past L1 (its lines may hold these buffers from before the flags were set); a
+    // thread past the last channel reads nothing (sf_q = 0 is another tile's channel).
+    auto published = [&](const std::string &buffer, size_t s, const std::string &chunk) {
+      return "__ldcg(" + k_.cName(buffer) + " + " + k_.chunkOffset(info_.states[s], chunk) + ")";
+    };
+    w.open("if (sf_active)");
+    w.open("if (sf_group > 0)");
+    w.line("const int sf_prev = " + chunkOrder("sf_group - 1") + ";");
+    for (size_t s = 0; s < info_.states.size(); ++s)
+      k_.values.forEachRegister(w, info_.states[s].mask, [&](CodeWriter &in) {
+        in.line(element("c", s) + " = " + published(chunkEndOf(info_.states[s].name), s, "sf_prev") + ";");
+      });
+    w.close();
+    w.open("for (int sf_j = sf_group; sf_j < sf_k; ++sf_j)");
+    w.line("const int sf_prev = " + chunkOrder("sf_j") + ";");
+    for (size_t s = 0; s < info_.states.size(); ++s)
+      k_.values.forEachRegister(w, info_.states[s].mask, [&](CodeWriter &in) {
+        const std::string &state = info_.states[s].name;
+        in.line(element("c", s) + " = " + published(chunkDecayOf(state), s, "sf_prev") + " * " + element("c", s) + " + " +
+                published(chunkLocalOf(state), s, "sf_prev") + ";");
+      });
+    w.close();
+    w.close();
+    w.close();
+
+    w.line("// A group's last tile publishes the state after its chunk, for the next group.");
+    w.open("if (sf_group_end && sf_k + 1 < NC)");
+    publish("2", [&](CodeWriter &in, size_t s) {
+      in.line("if (sf_active) " + k_.cName(chunkEndOf(info_.states[s].name)) + "[" + k_.chunkOffset(info_.states[s]) +
+              "] = " + element("sa", s) + " * " + element("c", s) + " + " + element("s", s) + ";");
+    });
     w.close();
 
     if (!k_.fwd) printCheckpoint(w, "c", true);

@@ -1,11 +1,12 @@
-// The GPUs the performance model knows, with every limit and constant it uses: defined here once
-// (the emulator's resident blocks, the occupancy, the predictor and `scanc --gpu-model` read them).
+// The GPUs the performance models know, with every limit and constant they use: defined here once
+// (the planner's cost model, and in tools/gpu the emulator's resident blocks, the occupancy, the
+// predictor and `scanc --gpu-model` read them).
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-namespace scanforge::gpu {
+namespace scanforge::cuda {
 
 struct DeviceSpec {
   std::string arch, name;
@@ -23,6 +24,7 @@ struct DeviceSpec {
   // scheduler issues no faster; several warps hide it).
   double aluCycles, mufuCycles, controlCycles;
   double launchOverhead;      // s per kernel launch (event-timed)
+  double chainHop;            // s from one block's flag store to the spinning block's next step
   size_t l2Bytes;             // a timed call after an L2 flush first writes back this much
 };
 
@@ -34,4 +36,4 @@ const DeviceSpec &h100();
 // The spec for `arch`; throws std::invalid_argument naming the known architectures.
 const DeviceSpec &deviceSpec(const std::string &arch);
 
-}  // namespace scanforge::gpu
+}  // namespace scanforge::cuda
