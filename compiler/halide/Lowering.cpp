@@ -129,7 +129,9 @@ Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
     const Node &operand = g_.node(g_.node(member).operands[0]);
     acrossSummed &= s_.vectorDim(operand.dims) == dim;
     zeros.push_back(0.0f);
-    terms.push_back(Halide::Internal::substitute(s_.var(dim).name(), rd.x, expr(g_.node(member).operands[0])));
+    // The term shares subexpressions with other values (a DAG): a substitution that walks it as a
+    // tree takes time exponential in its depth.
+    terms.push_back(Halide::Internal::graph_substitute(s_.var(dim).name(), rd.x, expr(g_.node(member).operands[0])));
   }
   if (group.size() == 1) {
     r(lhs) = zeros.front();
