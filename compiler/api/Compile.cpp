@@ -157,6 +157,8 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   Shapes shapes = shapesOf(inputs, params);
   if (saved.empty() && !sig.states.empty())
     throw ShapeError(impl_->where("backward") + "no saved states: call forward() with a SavedStates first");
+  if (!saved.cuSeqlens_.empty())
+    throw ShapeError(impl_->where("backward") + "the saved states come from forwardPacked(): call backwardPacked()");
   if (saved.shapes_.batch != shapes.batch || saved.shapes_.steps != shapes.steps || saved.shapes_.dims != shapes.dims)
     throw ShapeError(impl_->where("backward") + "the saved states come from a forward call with other shapes");
   for (const Port &p : sig.inputs) impl_->expect("backward", "input", p, inputs, shapes.step(p), true);

@@ -225,6 +225,15 @@ TEST(PackingErrors, BadOffsetsAreClearErrors) {
     rec.forwardPacked({0, 2, 6}, inputs, {}, {{"h", buf.add("h0", {3, 4})}}, outputs, {}, nullptr);
   });
   EXPECT_NE(rowsError.find("initial state 'h' has shape [3, 4], expected [2, 4]"), std::string::npos) << rowsError;
+  // A packed forward's saved states serve backwardPacked only.
+  SavedStates saved;
+  rec.forwardPacked({0, 2, 6}, inputs, {}, {}, outputs, {}, &saved);
+  TensorViews inputGrads = {{"k", buf.add("dk", {1, 6, 4})}, {"u", buf.add("du", {1, 6, 4})}};
+  std::string savedError = shapeErrorOf([&] { rec.backward(inputs, {}, saved, {}, {}, inputGrads, {}, {}); });
+  EXPECT_NE(savedError.find("come from forwardPacked(): call backwardPacked()"), std::string::npos) << savedError;
+  savedError = shapeErrorOf([&] { rec.backwardPacked({0, 3, 6}, inputs, {}, saved, {}, {}, inputGrads, {}, {}); });
+  EXPECT_NE(savedError.find("do not come from a forwardPacked call with these shapes and cu_seqlens"), std::string::npos)
+      << savedError;
 }
 
 // The step path carries the state through 10^4 calls and agrees with the parallel forward.
