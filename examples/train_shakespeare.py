@@ -8,6 +8,9 @@ the test loss on the same eval_batches test windows at every evaluation.
     PYTHONPATH=build/python /usr/bin/python3 examples/train_shakespeare.py [--recurrence minlstm]
         [--config models/configs/quickstart.json] [--steps 50] [--device cuda] [--data PATH] [--packed]
 
+After training it generates --generate characters (default 200) one token at a time with the
+step path (SequenceModel.step: Recurrence.step in every layer), from a newline.
+
 --packed trains on packed variable-length batches instead of fixed windows: whole lines of the
 text, each its own sequence (the state starts at zero at every line; docs/sequences.md), about
 batch * context tokens per step, with cu_seqlens. The evaluation stays on the same test windows.
@@ -97,6 +100,8 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--packed", action="store_true", help="train on packed batches of whole lines (cu_seqlens)")
+    ap.add_argument("--generate", type=int, default=200, help="characters to generate after training (step path)")
+    ap.add_argument("--temperature", type=float, default=0.8)
     args = ap.parse_args()
 
     config = read_config(args.config or os.path.join(REPO, "models", "configs", f"shakespeare_{args.recurrence}.json"))
@@ -157,6 +162,22 @@ def main():
             print(f"step {step}/{steps}  loss {loss.item():.4f}  {time.time() - start:.1f}s", flush=True)
         if step % eval_every == 0 or step == steps:
             print(f"eval  step {step}  test loss {evaluate():.4f}", flush=True)
+    if args.generate:
+        print(generate(model, vocab, args.generate, args.temperature, seed, args.device), flush=True)
+
+
+def generate(model, vocab, count, temperature, seed, device):
+    """`count` characters sampled one token at a time with the step path, from a newline."""
+    model.eval()
+    gen = torch.Generator().manual_seed(seed)
+    token, cache, text = torch.tensor([vocab.index("\n")], device=device), None, []
+    with torch.no_grad():
+        for _ in range(count):
+            logits, cache = model.step(token, cache)
+            probs = torch.softmax(logits[0].float().cpu() / temperature, dim=-1)
+            token = torch.multinomial(probs, 1, generator=gen).to(device)
+            text.append(vocab[token.item()])
+    return "".join(text)
 
 
 if __name__ == "__main__":

@@ -104,8 +104,21 @@ class ScanLayer(nn.Module):
         streams = {p.name: piece.reshape(B, T, *shape).contiguous()
                    for p, piece, shape in zip(sig.inputs, pieces, self._input_shapes)}
         outputs = self.recurrence(**streams, **{n: p for n, p in self.params.items()}, cu_seqlens=cu_seqlens)
+        return self._out(outputs, (B, T))
+
+    def step(self, x, state=None):
+        """Decoding: x [B, embed] of one step and the recurrence's states (None: zeros) -> the
+        layer's output [B, embed] and the states after the step (Recurrence.step)."""
+        sig = self.recurrence.signature
+        B = x.shape[0]
+        pieces = torch.split(self.in_proj(x), [math.prod(s) for s in self._input_shapes], dim=-1)
+        streams = {p.name: piece.reshape(B, *shape) for p, piece, shape in zip(sig.inputs, pieces, self._input_shapes)}
+        outputs, state = self.recurrence.step(**streams, **{n: p for n, p in self.params.items()}, state=state)
+        return self._out(outputs, (B,)), state
+
+    def _out(self, outputs, lead):
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        y = torch.cat([o.reshape(B, T, -1) for o in outputs], dim=-1)
+        y = torch.cat([o.reshape(*lead, -1) for o in outputs], dim=-1)
         if self.out_gate_m is not None:
             y = self.out_gate_m(y) * self.out_gate_x(y)
         return self.out_proj(y)
@@ -158,6 +171,15 @@ class CausalConv(nn.Module):
             y = y + self.weight[:, j] * padded[:, j:j + T] * inside
         return y
 
+    def step(self, x, history=None):
+        """Decoding: x [B, C] of one step and the previous width - 1 inputs [B, width - 1, C] (None:
+        zeros, as before t = 0) -> y [B, C] and the new history."""
+        width = self.weight.shape[1]
+        if history is None:
+            history = x.new_zeros(x.shape[0], width - 1, x.shape[1])
+        window = torch.cat([history, x[:, None]], dim=1)
+        return self.bias + (window * self.weight.t()).sum(dim=1), window[:, 1:]
+
 
 class Block(nn.Module):
     """h = Norm(x); h = SiLU(CausalConv4(h)) [conv]; x = x + Dropout(mixer(h));
@@ -178,6 +200,20 @@ class Block(nn.Module):
         if self.conv is not None:
             h = F.silu(self.conv(h, cu_seqlens))
         x = x + self.dropout(self.mixer(h, cu_seqlens))
+        return self._mlp(x)
+
+    def step(self, x, cache=None):
+        """Decoding: x [B, embed] of one step and the block's cache (None: a fresh start) -> the
+        block's output [B, embed] and its cache (the convolution's history, the mixer's states)."""
+        cache = dict(cache or {})
+        h = self.norm1(x)
+        if self.conv is not None:
+            h, cache["conv"] = self.conv.step(h, cache.get("conv"))
+            h = F.silu(h)
+        y, cache["state"] = self.mixer.step(h, cache.get("state"))
+        return self._mlp(x + self.dropout(y)), cache
+
+    def _mlp(self, x):
         if self.mlp is not None:
             x = x + self.dropout(self.mlp["fc2"](F.gelu(self.mlp["fc1"](self.norm2(x)))))
         return x
@@ -215,6 +251,15 @@ class SequenceModel(nn.Module):
         for block in self.layers:
             x = block(x, cu_seqlens)
         return self.head(self.norm(x))
+
+    def step(self, tokens, cache=None):
+        """Decoding: tokens [B] of one step and the model's cache (None: a fresh start) -> logits
+        [B, vocab] and the cache, one entry per block (docs/sequences.md, "Decoding")."""
+        x = self.embedding(tokens)
+        cache = list(cache or [None] * len(self.layers))
+        for i, block in enumerate(self.layers):
+            x, cache[i] = block.step(x, cache[i])
+        return self.head(self.norm(x)), cache
 
 
 def MinGRU(embed, expansion=2, **kwargs):

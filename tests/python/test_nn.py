@@ -88,3 +88,20 @@ def test_language_model_on_packed_sequences_equals_each_sequence_alone():
     assert (packed - want).norm() <= 1e-5 * want.norm()
     for got, p in zip(packed_grads, model.parameters()):
         assert (got - p.grad).norm() <= 1e-5 * p.grad.norm()
+
+
+@pytest.mark.parametrize("recurrence", ["mingru", "glu_rnn"])
+def test_language_model_steps_equal_the_whole_forward(recurrence):
+    """SequenceModel.step (the causal convolution's history, Recurrence.step in every layer) token
+    by token gives the logits of one forward over the whole sequence, within 1e-5 relative."""
+    torch.manual_seed(4)
+    model = snn.SequenceModel(vocab=11, recurrence=recurrence, layers=2, embed=16)
+    tokens = torch.randint(0, 11, (3, 12))
+    with torch.no_grad():
+        want = model(tokens)
+        cache, got = None, []
+        for t in range(tokens.shape[1]):
+            logits, cache = model.step(tokens[:, t], cache)
+            got.append(logits)
+    got = torch.stack(got, dim=1)
+    assert (got - want).norm() <= 1e-5 * want.norm()
