@@ -65,10 +65,11 @@ endif()
 
 install(TARGETS scanforge EXPORT scanforgeTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The headers of compiler/api/ are public (pure C++, no MLIR or Halide include), except
-# CompiledModuleImpl.h, the in-repository view of a CompiledModule's IR for tools and tests.
+# CompiledModuleImpl.h, the in-repository view of a CompiledModule's IR for tools and tests, and
+# RecurrenceImpl.h, what a Recurrence holds inside the library.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/compiler/api/
   DESTINATION ${scanforge_include_subdir}/compiler/api
-  FILES_MATCHING PATTERN "*.h" PATTERN "CompiledModuleImpl.h" EXCLUDE)
+  FILES_MATCHING PATTERN "*.h" PATTERN "CompiledModuleImpl.h" EXCLUDE PATTERN "RecurrenceImpl.h" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/
   DESTINATION ${CMAKE_INSTALL_DATADIR}/scanforge/models
   FILES_MATCHING PATTERN "*.scan")

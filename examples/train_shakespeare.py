@@ -6,7 +6,14 @@ decay on weight matrices only, linear warm-up then cosine decay to lr * 0.1, gra
 the test loss on the same eval_batches test windows at every evaluation.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/train_shakespeare.py [--recurrence minlstm]
-        [--config models/configs/quickstart.json] [--steps 50] [--device cuda] [--data PATH]
+        [--config models/configs/quickstart.json] [--steps 50] [--device cuda] [--data PATH] [--packed]
+
+After training it generates --generate characters (default 200) one token at a time with the
+step path (SequenceModel.step: Recurrence.step in every layer), from a newline.
+
+--packed trains on packed variable-length batches instead of fixed windows: whole lines of the
+text, each its own sequence (the state starts at zero at every line; docs/sequences.md), about
+batch * context tokens per step, with cu_seqlens. The evaluation stays on the same test windows.
 """
 import argparse
 import json
@@ -47,6 +54,25 @@ def sample(split, batch, context, gen):
     return windows[:, :-1], windows[:, 1:]
 
 
+def line_spans(split, newline):
+    """[start, end) of every line of `split`, its newline included."""
+    ends = (split == newline).nonzero().flatten() + 1
+    starts = torch.cat([torch.zeros(1, dtype=torch.long), ends[:-1]])
+    return torch.stack([starts, ends], dim=1)
+
+
+def sample_packed(split, spans, tokens, gen):
+    """Random whole lines, end to end, until about `tokens` tokens: inputs [1, total] and targets
+    [1, total] (each line predicts its next character, within the line) and the int32 offsets."""
+    inputs, targets, offsets = [], [], [0]
+    while offsets[-1] < tokens:
+        start, end = spans[torch.randint(0, len(spans), (1,), generator=gen)].tolist()[0]
+        inputs.append(split[start:end - 1])  # a line of one character (an empty line) is a sequence of 0 steps
+        targets.append(split[start + 1:end])
+        offsets.append(offsets[-1] + end - 1 - start)
+    return torch.cat(inputs)[None], torch.cat(targets)[None], torch.tensor(offsets, dtype=torch.int32)
+
+
 def lr_at(step, peak, warmup, total, min_ratio):
     if step < warmup:
         return peak * (step + 1) / warmup
@@ -73,6 +99,9 @@ def main():
     ap.add_argument("--steps", type=int, help="train this many steps instead of the configuration's")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--packed", action="store_true", help="train on packed batches of whole lines (cu_seqlens)")
+    ap.add_argument("--generate", type=int, default=200, help="characters to generate after training (step path)")
+    ap.add_argument("--temperature", type=float, default=0.8)
     args = ap.parse_args()
 
     config = read_config(args.config or os.path.join(REPO, "models", "configs", f"shakespeare_{args.recurrence}.json"))
@@ -98,6 +127,7 @@ def main():
     warmup, min_ratio, clip = train.get("warmup", 100), train.get("min_lr_ratio", 0.1), train.get("clip", 1.0)
     eval_every, eval_batches, log_every = train.get("eval_every", 100), train.get("eval_batches", 16), train.get("log_every", 10)
     data_gen = torch.Generator().manual_seed(seed)
+    spans = line_spans(train_ids, vocab.index("\n")) if args.packed else None
 
     def evaluate():
         model.eval()
@@ -115,8 +145,12 @@ def main():
     for step in range(1, steps + 1):
         for group in opt.param_groups:
             group["lr"] = lr_at(step - 1, peak, warmup, steps, min_ratio)
-        x, y = sample(train_ids, batch, context, data_gen)
-        logits = model(x.to(args.device))
+        if args.packed:
+            x, y, offsets = sample_packed(train_ids, spans, batch * context, data_gen)
+            logits = model(x.to(args.device), cu_seqlens=offsets.to(args.device))
+        else:
+            x, y = sample(train_ids, batch, context, data_gen)
+            logits = model(x.to(args.device))
         loss = F.cross_entropy(logits.reshape(-1, len(vocab)), y.to(args.device).reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -128,6 +162,22 @@ def main():
             print(f"step {step}/{steps}  loss {loss.item():.4f}  {time.time() - start:.1f}s", flush=True)
         if step % eval_every == 0 or step == steps:
             print(f"eval  step {step}  test loss {evaluate():.4f}", flush=True)
+    if args.generate:
+        print(generate(model, vocab, args.generate, args.temperature, seed, args.device), flush=True)
+
+
+def generate(model, vocab, count, temperature, seed, device):
+    """`count` characters sampled one token at a time with the step path, from a newline."""
+    model.eval()
+    gen = torch.Generator().manual_seed(seed)
+    token, cache, text = torch.tensor([vocab.index("\n")], device=device), None, []
+    with torch.no_grad():
+        for _ in range(count):
+            logits, cache = model.step(token, cache)
+            probs = torch.softmax(logits[0].float().cpu() / temperature, dim=-1)
+            token = torch.multinomial(probs, 1, generator=gen).to(device)
+            text.append(vocab[token.item()])
+    return "".join(text)
 
 
 if __name__ == "__main__":

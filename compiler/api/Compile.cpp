@@ -5,8 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "compiler/api/CompiledModuleImpl.h"
-#include "compiler/halide/CpuExecutor.h"
+#include "compiler/api/RecurrenceImpl.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/Ports.h"
 #include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
 #include "llvm/ADT/Hashing.h"
@@ -15,12 +14,6 @@ namespace scanforge {
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 // A port of the IR as the API describes it.
 Port apiPort(const scan::Ports &ports, const scan::Port &p) {
   std::vector<std::string> dims;
@@ -28,18 +21,16 @@ Port apiPort(const scan::Ports &ports, const scan::Port &p) {
   return {p.name, dims, p.bf16 ? ElemType::BF16 : ElemType::F32};
 }
 
-// The CPU programs of one compiled recurrence, shared by every Recurrence with the same IR (they
-// keep the module that holds it alive).
-struct Programs {
-  std::shared_ptr<const CompiledModule::Impl> module;
-  scan::RecurrenceOp forward, backward;
-  std::unique_ptr<cpu::ProgramPool> forwardPool, backwardPool;
-};
-
 std::mutex cacheMutex;
-std::map<std::pair<size_t, int>, std::shared_ptr<Programs>> programCache;
+std::map<std::pair<size_t, int>, std::shared_ptr<detail::Programs>> programCache;
 
 }  // namespace
+
+std::string detail::shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
 
 std::vector<int64_t> Shapes::step(const Port &port) const {
   std::vector<int64_t> out = {batch, steps};
@@ -57,60 +48,6 @@ std::vector<int64_t> Shapes::param(const Port &port) const {
   return out;
 }
 
-struct Recurrence::Impl {
-  Signature signature;
-  std::shared_ptr<Programs> programs;
-  CompileOptions options;
-  std::vector<std::string> dimOrder;  // the recurrence's dimension table
-  // The backward program's port standing for the adjoint of each forward port, by kind and name.
-  std::map<std::pair<scan::PortKind, std::string>, std::string> adjointPorts;
-
-  std::string where(const char *call) const { return signature.name + "." + call + ": "; }
-
-  void expect(const char *call, const char *role, const Port &port, const TensorViews &views,
-              const std::vector<int64_t> &shape, bool required) const {
-    auto it = views.find(port.name);
-    if (it == views.end()) {
-      if (required) throw ShapeError(where(call) + "missing " + role + " '" + port.name + "' of shape " + shapeText(shape));
-      return;
-    }
-    if (!it->second.data) throw ShapeError(where(call) + role + " '" + port.name + "' has no data");
-    if (it->second.shape != shape)
-      throw ShapeError(where(call) + role + " '" + port.name + "' has shape " + shapeText(it->second.shape) +
-                       ", expected " + shapeText(shape));
-    ElemType want = std::string(role).find("state") != std::string::npos || std::string(role).find("parameter") != std::string::npos
-                        ? ElemType::F32 : port.type;
-    if (it->second.type != want)
-      throw ShapeError(where(call) + role + " '" + port.name + "' must be " + (want == ElemType::BF16 ? "bf16" : "f32"));
-  }
-
-  void rejectUnknown(const char *call, const char *role, const TensorViews &views, const std::vector<Port> &ports) const {
-    for (auto &[name, view] : views) {
-      bool known = false;
-      for (const Port &p : ports) known |= p.name == name;
-      if (!known) throw ShapeError(where(call) + "'" + name + "' is not " + role + " of " + signature.name);
-    }
-  }
-
-  std::vector<int64_t> dimSizes(const Shapes &shapes) const {
-    std::vector<int64_t> sizes;
-    for (const std::string &d : dimOrder) sizes.push_back(shapes.dims.at(d));
-    return sizes;
-  }
-
-  static cpu::HostViews host(const TensorViews &views) {
-    cpu::HostViews out;
-    for (auto &[name, v] : views) out[name] = {v.data, v.shape};
-    return out;
-  }
-  // The views, keyed by the backward program's adjoint ports of the forward ports they name.
-  cpu::HostViews adjoints(const TensorViews &views, scan::PortKind kind) const {
-    cpu::HostViews out;
-    for (auto &[name, v] : views) out[adjointPorts.at({kind, name})] = {v.data, v.shape};
-    return out;
-  }
-};
-
 const Signature &Recurrence::signature() const { return impl_->signature; }
 
 Shapes Recurrence::shapesOf(const TensorViews &inputs, const TensorViews &params) const {
@@ -119,7 +56,7 @@ Shapes Recurrence::shapesOf(const TensorViews &inputs, const TensorViews &params
   std::map<std::string, std::string> source;  // dimension -> the tensor that fixed its size
   auto bind = [&](const Port &port, const TensorView &view, size_t lead, const char *role) {
     if (view.shape.size() != lead + port.dims.size())
-      throw ShapeError(impl_->where("forward") + role + " '" + port.name + "' has shape " + shapeText(view.shape) + ", but " +
+      throw ShapeError(impl_->where("forward") + role + " '" + port.name + "' has shape " + detail::shapeText(view.shape) + ", but " +
                        port.name + " has " + std::to_string(lead + port.dims.size()) + " dimensions (" +
                        (lead ? "B, T" : "") + (lead && !port.dims.empty() ? ", " : "") + [&] {
                          std::string s;
@@ -220,6 +157,8 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   Shapes shapes = shapesOf(inputs, params);
   if (saved.empty() && !sig.states.empty())
     throw ShapeError(impl_->where("backward") + "no saved states: call forward() with a SavedStates first");
+  if (!saved.cuSeqlens_.empty())
+    throw ShapeError(impl_->where("backward") + "the saved states come from forwardPacked(): call backwardPacked()");
   if (saved.shapes_.batch != shapes.batch || saved.shapes_.steps != shapes.steps || saved.shapes_.dims != shapes.dims)
     throw ShapeError(impl_->where("backward") + "the saved states come from a forward call with other shapes");
   for (const Port &p : sig.inputs) impl_->expect("backward", "input", p, inputs, shapes.step(p), true);
@@ -308,7 +247,7 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto &cached = programCache[{hash, threads}];
     if (!cached) {
-      auto programs = std::make_shared<Programs>();
+      auto programs = std::make_shared<detail::Programs>();
       programs->module = impl_;
       programs->forward = forward;
       programs->backward = backward;
@@ -321,6 +260,8 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
       programs->backwardPool = std::make_unique<cpu::ProgramPool>(
           [forward, backward, facts] { return cpu::buildBackwardProgram(forward, backward, facts); }, threads,
           sig.name + " backward", options.verbose);
+      programs->stepPool = std::make_unique<cpu::ProgramPool>(
+          [forward, facts] { return cpu::buildForwardProgram(forward, facts); }, 1, sig.name + " step", options.verbose);
       cached = programs;
     }
     impl->programs = cached;

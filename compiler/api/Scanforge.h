@@ -4,10 +4,13 @@
 //   scanforge::Recurrence rec = scanforge::compile("models/mingru.scan");
 //   rec.forward(inputs, params, initial, outputs, finals, &saved);
 //   rec.backward(inputs, params, saved, outputGrads, finalGrads, inputGrads, paramGrads, initialGrads);
+//   rec.step(stepInputs, params, states, stepOutputs);        // decoding: one step, states in and out
+//   rec.forwardPacked(cuSeqlens, inputs, params, initial, outputs, finals, &saved);  // packed sequences
 //
 // Tensors are dense row-major views owned by the caller (see TensorView); names are the port
 // names of the .scan file. Per-step tensors (inputs, outputs) are [B, T, dims...], parameters
-// [dims...], states [B, dims...], all with the dimension order declared in the file.
+// [dims...], states [B, dims...], all with the dimension order declared in the file. Decoding and
+// packed sequences: docs/sequences.md.
 #pragma once
 
 #include <cstdint>
@@ -69,13 +72,16 @@ struct ShapeError : std::invalid_argument {
 // What the backward needs from its forward: the states at the start of every time chunk.
 class SavedStates {
  public:
-  bool empty() const { return checkpoints_.empty(); }
+  bool empty() const { return checkpoints_.empty() && sequences_.empty(); }
 
  private:
   friend class Recurrence;
   Shapes shapes_;
   int64_t chunk_ = 0;
   std::map<std::string, std::vector<float>> checkpoints_;
+  // forwardPacked(): its offsets and each non-empty sequence's own (empty for an empty sequence).
+  std::vector<int64_t> cuSeqlens_;
+  std::vector<SavedStates> sequences_;
 };
 
 class Recurrence {
@@ -97,6 +103,31 @@ class Recurrence {
   void backward(const TensorViews &inputs, const TensorViews &params, const SavedStates &saved,
                 const TensorViews &outputGrads, const TensorViews &finalGrads, const TensorViews &inputGrads,
                 const TensorViews &paramGrads, const TensorViews &initialGrads) const;
+
+  // Decoding: one time step. Inputs and outputs are [B, dims...] (no time axis); `states` must hold
+  // every state, [B, dims...]: read as the states before the step, overwritten with those after it.
+  // The CPU program (a copy of its own, JIT-compiled on the first step) and its buffers are kept
+  // for the last batch size and dimension sizes: a step with the same shapes compiles nothing and
+  // allocates nothing here. Steps of one Recurrence (and its copies) run one at a time. ShapeError
+  // for a reverse recurrence, which runs from the last step to the first.
+  void step(const TensorViews &inputs, const TensorViews &params, const TensorViews &states,
+            const TensorViews &outputs) const;
+
+  // Packed sequences (FLA's cu_seqlens convention): N sequences of different lengths laid end to
+  // end, per-step tensors [1, total, dims...], sequence i the steps [cuSeqlens[i], cuSeqlens[i+1]);
+  // initial and final states (and their gradients) [N, dims...], one row per sequence. cuSeqlens
+  // has N + 1 entries, starts at 0, never decreases and ends at total (ShapeError otherwise).
+  // Each sequence runs alone, so the results are bit for bit those of N separate calls; parameter
+  // gradients are the sum of the sequences' (added in double, in sequence order). An empty
+  // sequence's final state is its initial state, and its initial-state gradient is its final-state
+  // gradient.
+  void forwardPacked(const std::vector<int64_t> &cuSeqlens, const TensorViews &inputs, const TensorViews &params,
+                     const TensorViews &initial, const TensorViews &outputs, const TensorViews &finals,
+                     SavedStates *saved) const;
+  void backwardPacked(const std::vector<int64_t> &cuSeqlens, const TensorViews &inputs, const TensorViews &params,
+                      const SavedStates &saved, const TensorViews &outputGrads, const TensorViews &finalGrads,
+                      const TensorViews &inputGrads, const TensorViews &paramGrads,
+                      const TensorViews &initialGrads) const;
 
   // The time-chunk length a call with these sizes uses.
   int64_t chunkFor(const Shapes &shapes) const;

@@ -211,6 +211,10 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
 
 }  // namespace
 
+Halide::Buffer<> hostBuffer(const PortLayout &layout, void *base, int64_t steps, const std::vector<int64_t> &sizes) {
+  return window(layout, base, 0, steps, sizes, Block{});
+}
+
 ChunkProgram &ProgramPool::get(int copy) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!programs_[copy]) {

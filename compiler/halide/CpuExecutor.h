@@ -71,4 +71,8 @@ ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, i
 
 void runChunked(ProgramPool &pool, const ChunkedRun &run);
 
+// A Halide buffer over one batch element of a dense host tensor of the layout at `base`, whole
+// channels: its dims innermost first, then (per-step ports) `steps` time steps.
+Halide::Buffer<> hostBuffer(const PortLayout &layout, void *base, int64_t steps, const std::vector<int64_t> &sizes);
+
 }  // namespace scanforge::cpu

@@ -96,6 +96,7 @@ std::vector<Tensor> ScanOp::stream(const std::vector<Tensor> &inputs, const std:
   for (size_t i = 0; i < sig.inputs.size(); ++i) in[sig.inputs[i].name] = viewOf(inputs.at(i));
   for (size_t i = 0; i < sig.params.size(); ++i) par[sig.params[i].name] = viewOf(params.at(i));
   Shapes shapes = recurrence_.shapesOf(in, par);
+  if (shapes.steps == 1 && !sig.reverse) return step(in, par, shapes, states);
   std::vector<Tensor> next;
   for (size_t i = 0; i < sig.states.size(); ++i) {
     initial[sig.states[i].name] = viewOf(states.at(i));
@@ -108,6 +109,32 @@ std::vector<Tensor> ScanOp::stream(const std::vector<Tensor> &inputs, const std:
     outputs[o.name] = viewOf(result.back());
   }
   recurrence_.forward(in, par, initial, outputs, finals, nullptr);
+  states = std::move(next);
+  return result;
+}
+
+// One token: the decoding path (Recurrence::step), on [B, dims...] views of the [B, 1, dims...]
+// tensors, advancing a copy of the states.
+std::vector<Tensor> ScanOp::step(const TensorViews &inputs, const TensorViews &params, const Shapes &shapes,
+                                 std::vector<Tensor> &states) const {
+  const Signature &sig = signature();
+  auto dropTime = [](TensorView v) {
+    v.shape.erase(v.shape.begin() + 1);
+    return v;
+  };
+  TensorViews in, carried, outputs;
+  for (auto &[name, v] : inputs) in[name] = dropTime(v);
+  std::vector<Tensor> next;
+  for (size_t i = 0; i < sig.states.size(); ++i) {
+    next.push_back(states.at(i).clone());
+    carried[sig.states[i].name] = viewOf(next.back());
+  }
+  std::vector<Tensor> result;
+  for (const Port &o : sig.outputs) {
+    result.push_back(Tensor::empty(shapes.step(o), DType::F32));
+    outputs[o.name] = dropTime(viewOf(result.back()));
+  }
+  recurrence_.step(in, params, carried, outputs);
   states = std::move(next);
   return result;
 }

@@ -25,11 +25,15 @@ class ScanOp {
                                    const std::vector<Variable> &initial = {}) const;
 
   // Streaming inference (no gradients): runs the steps of `inputs` starting from `states`
-  // ([B, dims...] per state, updated in place to the states after the last step).
+  // ([B, dims...] per state, updated in place to the states after the last step). One step (T = 1)
+  // takes the decoding path, Recurrence::step.
   std::vector<Tensor> stream(const std::vector<Tensor> &inputs, const std::vector<Tensor> &params,
                              std::vector<Tensor> &states) const;
 
  private:
+  std::vector<Tensor> step(const TensorViews &inputs, const TensorViews &params, const Shapes &shapes,
+                           std::vector<Tensor> &states) const;
+
   Recurrence recurrence_;
   CustomOp op_;
 };

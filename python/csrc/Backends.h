@@ -14,6 +14,10 @@ std::vector<at::Tensor> halideForward(const Call &call, at::TensorList inputs, a
 std::vector<at::Tensor> halideBackward(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList initial,
                                        at::TensorList outputGrads, at::TensorList finalGrads);
 
+// One step of decoding (Recurrence::step): `call` bound on the inputs with a time axis of 1,
+// `inputs` without it; returns the outputs [B, dims...] then every state after the step.
+std::vector<at::Tensor> halideStep(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList states);
+
 // CPU float64: the reference interpreter, exactly as the IR says.
 std::vector<at::Tensor> referenceForward(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList initial);
 std::vector<at::Tensor> referenceBackward(const Call &call, at::TensorList inputs, at::TensorList params,

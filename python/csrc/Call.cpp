@@ -87,8 +87,10 @@ std::vector<int64_t> Call::step(const Port &port) const {
   for (const std::string &d : port.dims) out.push_back(shape.dims.at(d));
   return out;
 }
+int64_t Call::rows() const { return packed() ? static_cast<int64_t>(cuSeqlens.size()) - 1 : shape.batch; }
+
 std::vector<int64_t> Call::state(const Port &port) const {
-  std::vector<int64_t> out = {shape.batch};
+  std::vector<int64_t> out = {rows()};
   for (const std::string &d : port.dims) out.push_back(shape.dims.at(d));
   return out;
 }
@@ -98,8 +100,35 @@ std::vector<int64_t> Call::param(const Port &port) const {
   return out;
 }
 
+namespace {
+
+// The offsets of a packed call on inputs of shape B x T, checked.
+std::vector<int64_t> offsetsOf(const Checker &check, const at::Tensor &cu, int64_t batch, int64_t steps) {
+  std::string what = check.where() + "cu_seqlens " + shapeText(cu.sizes());
+  if (cu.scalar_type() != at::kInt && cu.scalar_type() != at::kLong)
+    C10_THROW_ERROR(TypeError, what + " is " + dtypeName(cu.scalar_type()) + "; offsets are int32 or int64");
+  if (cu.dim() != 1 || cu.size(0) < 2)
+    C10_THROW_ERROR(ValueError, what + " must be one-dimensional with N + 1 >= 2 offsets for N sequences");
+  if (batch != 1)
+    C10_THROW_ERROR(ValueError, check.where() + "packed sequences take B = 1 (inputs [1, total, dims...]), got B = " +
+                                    std::to_string(batch));
+  at::Tensor host = cu.to(at::kCPU, at::kLong).contiguous();
+  std::vector<int64_t> offsets(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+  if (offsets.front() != 0) C10_THROW_ERROR(ValueError, what + " starts at " + std::to_string(offsets.front()) + ", not 0");
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] < offsets[i - 1])
+      C10_THROW_ERROR(ValueError, what + " decreases at entry " + std::to_string(i) + " (" + std::to_string(offsets[i - 1]) +
+                                      " then " + std::to_string(offsets[i]) + ")");
+  if (offsets.back() != steps)
+    C10_THROW_ERROR(ValueError, what + " ends at " + std::to_string(offsets.back()) + ", but the inputs have total = T = " +
+                                    std::to_string(steps) + " steps");
+  return offsets;
+}
+
+}  // namespace
+
 Call bindCall(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &initialNames,
-              at::TensorList initial) {
+              at::TensorList initial, const c10::optional<at::Tensor> &cuSeqlens) {
   Call call;
   call.rec = &lookup(key);
   const Signature &sig = call.signature();
@@ -120,6 +149,7 @@ Call bindCall(const std::string &key, at::TensorList inputs, at::TensorList para
     else if (dim == "T") call.shape.steps = size.first;
     else call.shape.dims[dim] = size.first;
   }
+  if (cuSeqlens && cuSeqlens->defined()) call.cuSeqlens = offsetsOf(check, *cuSeqlens, call.shape.batch, call.shape.steps);
   if (initialNames.size() != initial.size())
     C10_THROW_ERROR(ValueError, check.where() + std::to_string(initialNames.size()) + " initial-state names for " +
                                     std::to_string(initial.size()) + " tensors");

@@ -47,8 +47,8 @@ cuda::DeviceBackend &backendFor(int index) {
 }
 
 Call bindCudaCall(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &names,
-                  at::TensorList initial) {
-  Call call = bindCall(key, inputs, params, names, initial);
+                  at::TensorList initial, const c10::optional<at::Tensor> &cuSeqlens) {
+  Call call = bindCall(key, inputs, params, names, initial, cuSeqlens);
   if (call.dtype == at::kDouble)
     C10_THROW_ERROR(TypeError, "scanforge " + call.signature().name +
                                    ": the CUDA kernels take float32 or bfloat16 tensors; float64 runs on the CPU");
@@ -56,8 +56,8 @@ Call bindCudaCall(const std::string &key, at::TensorList inputs, at::TensorList 
 }
 
 std::vector<at::Tensor> scanCuda(const std::string &key, at::TensorList inputs, at::TensorList params, const Names &names,
-                                 at::TensorList initial) {
-  Call call = bindCudaCall(key, inputs, params, names, initial);
+                                 at::TensorList initial, const c10::optional<at::Tensor> &cuSeqlens) {
+  Call call = bindCudaCall(key, inputs, params, names, initial, cuSeqlens);
   c10::cuda::CUDAGuard guard(inputs[0].device());
   TorchCudaMemory memory(inputs[0].device());
   return deviceForward(call, {backendFor(inputs[0].device().index()), memory}, inputs, params, initial);
@@ -65,8 +65,8 @@ std::vector<at::Tensor> scanCuda(const std::string &key, at::TensorList inputs, 
 
 std::vector<at::Tensor> scanBackwardCuda(const std::string &key, at::TensorList inputs, at::TensorList params,
                                          const Names &names, at::TensorList initial, at::TensorList outputGrads,
-                                         at::TensorList finalGrads) {
-  Call call = bindCudaCall(key, inputs, params, names, initial);
+                                         at::TensorList finalGrads, const c10::optional<at::Tensor> &cuSeqlens) {
+  Call call = bindCudaCall(key, inputs, params, names, initial, cuSeqlens);
   checkGradients(call, outputGrads, finalGrads);
   c10::cuda::CUDAGuard guard(inputs[0].device());
   TorchCudaMemory memory(inputs[0].device());

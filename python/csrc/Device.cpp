@@ -1,5 +1,6 @@
 #include "python/csrc/Device.h"
 #include "python/csrc/Errors.h"
+#include "python/csrc/Packed.h"
 
 #include <c10/util/Exception.h>
 
@@ -119,8 +120,14 @@ auto guarded(const Call &call, F body) {
 
 }  // namespace
 
+// A packed call is one launch sequence per sequence, on its part of the tensors (Packed.h);
+// boundaries inside the kernels are future work (docs/sequences.md).
 std::vector<at::Tensor> deviceForward(const Call &call, const Device &device, at::TensorList inputs, at::TensorList params,
                                       at::TensorList initial) {
+  if (call.packed())
+    return packedForward(call, inputs, initial, [&](const Call &one, at::TensorList in, at::TensorList init) {
+      return deviceForward(one, device, in, params, init);
+    });
   return guarded(call, [&] {
     Runner &r = runnerFor(call, device.backend);
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -135,6 +142,11 @@ std::vector<at::Tensor> deviceForward(const Call &call, const Device &device, at
 
 std::vector<at::Tensor> deviceBackward(const Call &call, const Device &device, at::TensorList inputs, at::TensorList params,
                                        at::TensorList initial, at::TensorList outputGrads, at::TensorList finalGrads) {
+  if (call.packed())
+    return packedBackward(call, inputs, initial, outputGrads, finalGrads,
+                          [&](const Call &one, at::TensorList in, at::TensorList init, at::TensorList og, at::TensorList fg) {
+                            return deviceBackward(one, device, in, params, init, og, fg);
+                          });
   return guarded(call, [&] {
     const Signature &sig = call.signature();
     Runner &r = runnerFor(call, device.backend);

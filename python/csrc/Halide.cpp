@@ -49,7 +49,12 @@ std::vector<at::Tensor> halideForward(const Call &call, at::TensorList inputs, a
   for (const Port &o : sig.outputs) results.push_back(outputs.make(o, call.step(o), o.type));
   for (const Port &s : sig.states) results.push_back(finals.make(s, call.state(s), ElemType::F32));
   translated<ShapeError, c10::ValueError>("scanforge ", [&] {
-    call.rec->cpu->forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, finals.views, nullptr);
+    const Recurrence &rec = *call.rec->cpu;
+    if (call.packed())
+      rec.forwardPacked(call.cuSeqlens, ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, finals.views,
+                        nullptr);
+    else
+      rec.forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, finals.views, nullptr);
   });
   for (at::Tensor &r : results) r = r.to(call.dtype);
   return results;
@@ -70,10 +75,36 @@ std::vector<at::Tensor> halideBackward(const Call &call, at::TensorList inputs, 
   for (const Port *s : call.initialPorts) results.push_back(initialGrads.make(*s, call.state(*s), ElemType::F32));
   translated<ShapeError, c10::ValueError>("scanforge ", [&] {
     SavedStates saved;
-    rec.forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, {}, &saved);
-    rec.backward(ops.inputs.views, ops.params.views, saved, seeds.views, finalSeeds.views, inputGrads.views,
-                 paramGrads.views, initialGrads.views);
+    if (call.packed()) {
+      rec.forwardPacked(call.cuSeqlens, ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, {}, &saved);
+      rec.backwardPacked(call.cuSeqlens, ops.inputs.views, ops.params.views, saved, seeds.views, finalSeeds.views,
+                         inputGrads.views, paramGrads.views, initialGrads.views);
+    } else {
+      rec.forward(ops.inputs.views, ops.params.views, ops.initial.views, outputs.views, {}, &saved);
+      rec.backward(ops.inputs.views, ops.params.views, saved, seeds.views, finalSeeds.views, inputGrads.views,
+                   paramGrads.views, initialGrads.views);
+    }
   });
+  for (at::Tensor &r : results) r = r.to(call.dtype);
+  return results;
+}
+
+std::vector<at::Tensor> halideStep(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList states) {
+  const Signature &sig = call.signature();
+  Views in, pr, st, outputs;
+  for (size_t i = 0; i < inputs.size(); ++i) in.add(sig.inputs[i], inputs[i], sig.inputs[i].type);
+  for (size_t i = 0; i < params.size(); ++i) pr.add(sig.params[i], params[i], ElemType::F32);
+  // The step overwrites its states: fresh tensors, the given states' values or zeros.
+  std::vector<at::Tensor> results;
+  for (const Port &o : sig.outputs) results.push_back(outputs.make(o, call.state(o), o.type));
+  for (const Port &s : sig.states) {
+    at::Tensor fresh = st.make(s, call.state(s), ElemType::F32);
+    fresh.zero_();
+    for (size_t i = 0; i < states.size(); ++i)
+      if (call.initialPorts[i] == &s) fresh.copy_(states[i]);
+    results.push_back(fresh);
+  }
+  translated<ShapeError, c10::ValueError>("scanforge ", [&] { call.rec->cpu->step(in.views, pr.views, st.views, outputs.views); });
   for (at::Tensor &r : results) r = r.to(call.dtype);
   return results;
 }

@@ -9,6 +9,7 @@
 #include "compiler/mlir/Target/Reference/Gradients.h"
 #include "python/csrc/Backends.h"
 #include "python/csrc/Errors.h"
+#include "python/csrc/Packed.h"
 
 namespace scanforge::torchext {
 
@@ -47,6 +48,10 @@ auto guarded(const Call &call, F body) {
 }  // namespace
 
 std::vector<at::Tensor> referenceForward(const Call &call, at::TensorList inputs, at::TensorList params, at::TensorList initial) {
+  if (call.packed())
+    return packedForward(call, inputs, initial, [&](const Call &one, at::TensorList in, at::TensorList init) {
+      return referenceForward(one, in, params, init);
+    });
   const Signature &sig = call.signature();
   reference::RunResult r = guarded(call, [&] { return reference::run(forwardOp(call), runInputs(call, inputs, params, initial)); });
   std::vector<at::Tensor> results;
@@ -57,6 +62,11 @@ std::vector<at::Tensor> referenceForward(const Call &call, at::TensorList inputs
 
 std::vector<at::Tensor> referenceBackward(const Call &call, at::TensorList inputs, at::TensorList params,
                                           at::TensorList initial, at::TensorList outputGrads, at::TensorList finalGrads) {
+  if (call.packed())
+    return packedBackward(call, inputs, initial, outputGrads, finalGrads,
+                          [&](const Call &one, at::TensorList in, at::TensorList init, at::TensorList og, at::TensorList fg) {
+                            return referenceBackward(one, in, params, init, og, fg);
+                          });
   const Signature &sig = call.signature();
   reference::RunInputs in = runInputs(call, inputs, params, initial);
   reference::GradientSeeds seeds;

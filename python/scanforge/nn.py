@@ -96,15 +96,29 @@ class ScanLayer(nn.Module):
             if params:
                 raise ValueError(f"scanforge.nn: '{sig.name}' has no parameter named {', '.join(map(repr, params))}")
 
-    def forward(self, x):
+    def forward(self, x, cu_seqlens=None):
+        """x [B, T, embed]; packed sequences (docs/sequences.md): x [1, total, embed] and cu_seqlens."""
         sig = self.recurrence.signature
         B, T = x.shape[:2]
         pieces = torch.split(self.in_proj(x), [math.prod(s) for s in self._input_shapes], dim=-1)
         streams = {p.name: piece.reshape(B, T, *shape).contiguous()
                    for p, piece, shape in zip(sig.inputs, pieces, self._input_shapes)}
-        outputs = self.recurrence(**streams, **{n: p for n, p in self.params.items()})
+        outputs = self.recurrence(**streams, **{n: p for n, p in self.params.items()}, cu_seqlens=cu_seqlens)
+        return self._out(outputs, (B, T))
+
+    def step(self, x, state=None):
+        """Decoding: x [B, embed] of one step and the recurrence's states (None: zeros) -> the
+        layer's output [B, embed] and the states after the step (Recurrence.step)."""
+        sig = self.recurrence.signature
+        B = x.shape[0]
+        pieces = torch.split(self.in_proj(x), [math.prod(s) for s in self._input_shapes], dim=-1)
+        streams = {p.name: piece.reshape(B, *shape) for p, piece, shape in zip(sig.inputs, pieces, self._input_shapes)}
+        outputs, state = self.recurrence.step(**streams, **{n: p for n, p in self.params.items()}, state=state)
+        return self._out(outputs, (B,)), state
+
+    def _out(self, outputs, lead):
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        y = torch.cat([o.reshape(B, T, -1) for o in outputs], dim=-1)
+        y = torch.cat([o.reshape(*lead, -1) for o in outputs], dim=-1)
         if self.out_gate_m is not None:
             y = self.out_gate_m(y) * self.out_gate_x(y)
         return self.out_proj(y)
@@ -140,10 +154,31 @@ class CausalConv(nn.Module):
         self.weight = nn.Parameter(torch.empty(channels, width).uniform_(-bound, bound))
         self.bias = nn.Parameter(torch.empty(channels).uniform_(-bound, bound))
 
-    def forward(self, x):  # [B, T, C]
+    def forward(self, x, cu_seqlens=None):  # [B, T, C]
+        width, T = self.weight.shape[1], x.shape[1]
+        if cu_seqlens is None:
+            y = F.conv1d(x.transpose(1, 2), self.weight.unsqueeze(1), self.bias, padding=width - 1, groups=x.shape[2])
+            return y[..., :T].transpose(1, 2)
+        # Packed sequences: a tap that reaches before its sequence's first step reads zero, as before
+        # t = 0 of the sequence alone.
+        pos = torch.arange(T, device=x.device)
+        offsets = cu_seqlens.to(device=x.device, dtype=torch.long)
+        starts = offsets[torch.searchsorted(offsets, pos, right=True) - 1]
+        padded = F.pad(x, (0, 0, width - 1, 0))
+        y = self.bias
+        for j in range(width):
+            inside = (pos - (width - 1 - j) >= starts).to(x.dtype)[None, :, None]
+            y = y + self.weight[:, j] * padded[:, j:j + T] * inside
+        return y
+
+    def step(self, x, history=None):
+        """Decoding: x [B, C] of one step and the previous width - 1 inputs [B, width - 1, C] (None:
+        zeros, as before t = 0) -> y [B, C] and the new history."""
         width = self.weight.shape[1]
-        y = F.conv1d(x.transpose(1, 2), self.weight.unsqueeze(1), self.bias, padding=width - 1, groups=x.shape[2])
-        return y[..., :x.shape[1]].transpose(1, 2)
+        if history is None:
+            history = x.new_zeros(x.shape[0], width - 1, x.shape[1])
+        window = torch.cat([history, x[:, None]], dim=1)
+        return self.bias + (window * self.weight.t()).sum(dim=1), window[:, 1:]
 
 
 class Block(nn.Module):
@@ -160,11 +195,25 @@ class Block(nn.Module):
                                   "fc2": nn.Linear(mlp_expansion * embed, embed)}) if mlp else None
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x):
+    def forward(self, x, cu_seqlens=None):
         h = self.norm1(x)
         if self.conv is not None:
-            h = F.silu(self.conv(h))
-        x = x + self.dropout(self.mixer(h))
+            h = F.silu(self.conv(h, cu_seqlens))
+        x = x + self.dropout(self.mixer(h, cu_seqlens))
+        return self._mlp(x)
+
+    def step(self, x, cache=None):
+        """Decoding: x [B, embed] of one step and the block's cache (None: a fresh start) -> the
+        block's output [B, embed] and its cache (the convolution's history, the mixer's states)."""
+        cache = dict(cache or {})
+        h = self.norm1(x)
+        if self.conv is not None:
+            h, cache["conv"] = self.conv.step(h, cache.get("conv"))
+            h = F.silu(h)
+        y, cache["state"] = self.mixer.step(h, cache.get("state"))
+        return self._mlp(x + self.dropout(y)), cache
+
+    def _mlp(self, x):
         if self.mlp is not None:
             x = x + self.dropout(self.mlp["fc2"](F.gelu(self.mlp["fc1"](self.norm2(x)))))
         return x
@@ -196,11 +245,21 @@ class SequenceModel(nn.Module):
             raise ValueError(f"scanforge.nn: unknown model option(s) {sorted(unknown)}; known: {sorted(options)}")
         return cls(vocab, **model)
 
-    def forward(self, tokens):
+    def forward(self, tokens, cu_seqlens=None):
+        """tokens [B, T]; packed sequences (docs/sequences.md): tokens [1, total] and cu_seqlens."""
         x = self.embedding(tokens)
         for block in self.layers:
-            x = block(x)
+            x = block(x, cu_seqlens)
         return self.head(self.norm(x))
+
+    def step(self, tokens, cache=None):
+        """Decoding: tokens [B] of one step and the model's cache (None: a fresh start) -> logits
+        [B, vocab] and the cache, one entry per block (docs/sequences.md, "Decoding")."""
+        x = self.embedding(tokens)
+        cache = list(cache or [None] * len(self.layers))
+        for i, block in enumerate(self.layers):
+            x, cache[i] = block.step(x, cache[i])
+        return self.head(self.norm(x)), cache
 
 
 def MinGRU(embed, expansion=2, **kwargs):

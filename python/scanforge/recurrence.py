@@ -38,7 +38,11 @@ class Signature:
 
 class Recurrence:
     """Call with every input and parameter by port name. Returns the output tensor, or a tuple of
-    outputs in declaration order; with output_final_state=True, (outputs, {state: final})."""
+    outputs in declaration order; with output_final_state=True, (outputs, {state: final}).
+
+    Packed sequences (docs/sequences.md): with cu_seqlens (int32/int64 offsets, N + 1 of them),
+    inputs are [1, total, dims...] and initial and final states [N, dims...], one row per sequence.
+    Decoding: step()."""
 
     def __init__(self, key):
         self._key = key
@@ -47,20 +51,48 @@ class Recurrence:
     def __repr__(self):
         return f"scanforge.Recurrence({self.signature!r})"
 
-    def __call__(self, initial_state=None, output_final_state=False, **tensors):
+    def __call__(self, initial_state=None, output_final_state=False, cu_seqlens=None, **tensors):
+        inputs, params = self._ports(tensors, "[B, T, ")
+        initial = dict(initial_state or {})
+        results = torch.ops.scanforge.scan(self._key, inputs, params, list(initial), list(initial.values()), cu_seqlens)
+        outputs, finals = self._results(results)
+        return (outputs, finals) if output_final_state else outputs
+
+    def step(self, state=None, **tensors):
+        """Decoding: one time step. Inputs [B, dims...] (no time axis) and parameters by port name;
+        `state` the states by name, [B, dims...] (None or a missing state: zeros). Returns
+        (outputs, state): outputs as a call returns them, [B, dims...], and every state after the
+        step. On CPU tensors the compiled programs and their buffers are reused from one step to
+        the next; elsewhere a step is a one-step call."""
         sig = self.signature
-        inputs = [self._take(tensors, p, "input", "[B, T, ") for p in sig.inputs]
+        inputs, params = self._ports(tensors, "[B, ")
+        state = dict(state or {})
+        if inputs[0].device.type == "cpu":
+            results = torch.ops.scanforge.scan_step(self._key, inputs, params, list(state), list(state.values()))
+        elif sig.reverse:
+            raise ValueError(f"scanforge {sig.name}.step: '{sig.name}' is a reverse recurrence: it runs from the last "
+                             "step to the first, so it cannot be decoded one step at a time")
+        else:
+            results = torch.ops.scanforge.scan(self._key, [t.unsqueeze(1) for t in inputs], params, list(state),
+                                               list(state.values()))
+            results = [r.squeeze(1) for r in results[:len(sig.outputs)]] + list(results[len(sig.outputs):])
+        return self._results(results)
+
+    def _ports(self, tensors, lead):
+        sig = self.signature
+        inputs = [self._take(tensors, p, "input", lead) for p in sig.inputs]
         params = [self._take(tensors, p, "parameter", "[") for p in sig.params]
         if tensors:
             known = ", ".join(p.name for p in sig.inputs + sig.params)
             raise TypeError(f"scanforge {sig.name}: unknown port(s) {', '.join(map(repr, tensors))}; "
                             f"its inputs and parameters are {known}")
-        initial = dict(initial_state or {})
-        results = torch.ops.scanforge.scan(self._key, inputs, params, list(initial), list(initial.values()))
+        return inputs, params
+
+    def _results(self, results):
+        """The outputs (one tensor, or a tuple in declaration order) and the states by name."""
+        sig = self.signature
         outputs = results[:len(sig.outputs)]
         outputs = outputs[0] if len(outputs) == 1 else tuple(outputs)
-        if not output_final_state:
-            return outputs
         return outputs, {s.name: f for s, f in zip(sig.states, results[len(sig.outputs):])}
 
     def _take(self, tensors, port, role, lead):

@@ -21,6 +21,9 @@ REQUIRED = [
     "scanforge::compileSource(",
     "scanforge::Recurrence::forward(",
     "scanforge::Recurrence::backward(",
+    "scanforge::Recurrence::step(",
+    "scanforge::Recurrence::forwardPacked(",
+    "scanforge::Recurrence::backwardPacked(",
     "scanforge::Recurrence::signature(",
     "scanforge::Recurrence::shapesOf(",
 ]

@@ -24,6 +24,7 @@
 #include "models/layers/SequenceModel.h"
 #include "runtime/core/Ops.h"
 #include "tools/common/JsonCommand.h"
+#include "tools/scan-bench/Decode.h"
 
 namespace {
 
@@ -236,11 +237,21 @@ int main(int argc, char **argv) {
   app.add_flag("--training-step", trainingStep,
                "instead: one training step of minGRU/minLSTM vs sequential GRU/LSTM models at T = 512 and 4096");
   app.add_option("--python", python, "Python with torch (Debian's python3-torch)");
+  bool decode = false;
+  int64_t tokens = 2000;
+  app.add_flag("--decode", decode,
+               "instead: per-token latency of decoding (Recurrence::step) of --only (default mingru), -D channels, "
+               "batch 1 and 64");
+  app.add_option("--tokens", tokens, "with --decode: timed steps per batch size");
   CLI11_PARSE(app, argc, argv);
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.threads = threads;
 
   try {
+    if (decode) {
+      bench::decodeLatency(models + "/" + (only.empty() ? "mingru" : only) + ".scan", D, {1, 64}, tokens);
+      return 0;
+    }
     if (trainingStep) {
       trainingStepComparison(models, 8, 64, 1, {512, 4096}, repeats);
       return 0;

@@ -1,0 +1,89 @@
+// Inside the API: what a Recurrence holds (Compile.cpp builds it, Sequences.cpp adds decoding and
+// packed sequences on top of forward() and backward()).
+#pragma once
+
+#include <array>
+#include <mutex>
+
+#include "compiler/api/CompiledModuleImpl.h"
+#include "compiler/halide/CpuExecutor.h"
+#include "compiler/halide/StepRunner.h"
+
+namespace scanforge {
+
+namespace detail {
+
+std::string shapeText(const std::vector<int64_t> &shape);
+
+// The CPU programs of one compiled recurrence, shared by every Recurrence with the same IR (they
+// keep the module that holds it alive).
+struct Programs {
+  std::shared_ptr<const CompiledModule::Impl> module;
+  scan::RecurrenceOp forward, backward;
+  std::unique_ptr<cpu::ProgramPool> forwardPool, backwardPool;
+  // Decoding (Recurrence::step): a forward program of its own, so that steps never share a JIT
+  // pipeline with a forward() on another thread, and its runner for the last shapes, by port name.
+  std::unique_ptr<cpu::ProgramPool> stepPool;
+  std::mutex stepMutex;
+  std::unique_ptr<cpu::StepRunner> stepRunner;
+  // The shape and type of each port of the last step (inputs, params, states, outputs; no data).
+  std::array<std::map<std::string, TensorView>, 4> stepShapes;
+};
+
+}  // namespace detail
+
+struct Recurrence::Impl {
+  Signature signature;
+  std::shared_ptr<detail::Programs> programs;
+  CompileOptions options;
+  std::vector<std::string> dimOrder;  // the recurrence's dimension table
+  // The backward program's port standing for the adjoint of each forward port, by kind and name.
+  std::map<std::pair<scan::PortKind, std::string>, std::string> adjointPorts;
+
+  std::string where(const char *call) const { return signature.name + "." + call + ": "; }
+
+  void expect(const char *call, const char *role, const Port &port, const TensorViews &views,
+              const std::vector<int64_t> &shape, bool required) const {
+    auto it = views.find(port.name);
+    if (it == views.end()) {
+      if (required) throw ShapeError(where(call) + "missing " + role + " '" + port.name + "' of shape " + detail::shapeText(shape));
+      return;
+    }
+    if (!it->second.data) throw ShapeError(where(call) + role + " '" + port.name + "' has no data");
+    if (it->second.shape != shape)
+      throw ShapeError(where(call) + role + " '" + port.name + "' has shape " + detail::shapeText(it->second.shape) +
+                       ", expected " + detail::shapeText(shape));
+    ElemType want = std::string(role).find("state") != std::string::npos || std::string(role).find("parameter") != std::string::npos
+                        ? ElemType::F32 : port.type;
+    if (it->second.type != want)
+      throw ShapeError(where(call) + role + " '" + port.name + "' must be " + (want == ElemType::BF16 ? "bf16" : "f32"));
+  }
+
+  void rejectUnknown(const char *call, const char *role, const TensorViews &views, const std::vector<Port> &ports) const {
+    for (auto &[name, view] : views) {
+      bool known = false;
+      for (const Port &p : ports) known |= p.name == name;
+      if (!known) throw ShapeError(where(call) + "'" + name + "' is not " + role + " of " + signature.name);
+    }
+  }
+
+  std::vector<int64_t> dimSizes(const Shapes &shapes) const {
+    std::vector<int64_t> sizes;
+    for (const std::string &d : dimOrder) sizes.push_back(shapes.dims.at(d));
+    return sizes;
+  }
+
+  static cpu::HostViews host(const TensorViews &views) {
+    cpu::HostViews out;
+    for (auto &[name, v] : views) out[name] = {v.data, v.shape};
+    return out;
+  }
+  // The views, keyed by the backward program's adjoint ports of the forward ports they name.
+  cpu::HostViews adjoints(const TensorViews &views, scan::PortKind kind) const {
+    cpu::HostViews out;
+    for (auto &[name, v] : views) out[adjointPorts.at({kind, name})] = {v.data, v.shape};
+    return out;
+  }
+};
+
+}  // namespace scanforge
