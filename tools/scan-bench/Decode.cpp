@@ -20,8 +20,12 @@ void *operator new(size_t size) {
   if (void *p = std::malloc(size ? size : 1)) return p;
   throw std::bad_alloc();
 }
+// GCC 12 takes the replacement pair for a mismatch (free() of what `new` returned); it is the pair.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void *p) noexcept { std::free(p); }
 void operator delete(void *p, size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace scanforge::bench {
 
