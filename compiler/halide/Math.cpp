@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "compiler/mlir/Dialect/Scan/IR/Numerics.h"
+
 namespace scanforge::cpu {
 
 using Halide::Expr;
@@ -23,7 +25,7 @@ Expr isNan(Expr x) { return magnitudeBits(x) > 0x7f800000; }
 }  // namespace
 
 Expr exp(Expr x) {
-  Expr xc = Halide::clamp(x, -87.3365478515625f, 88.72283172607421875f);
+  Expr xc = Halide::clamp(x, scan::kExpArgMin, scan::kExpArgMax);
   Expr k = Halide::floor(xc * kLog2E + 0.5f);
   // |r| <= ln2 / 2. Strict: Halide would otherwise fold the two products into one and lose the
   // split's precision (4.5 ulp at |x| ~ 80).

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import scanforge
-from conftest import check_against_float64, model, random_call, rel_error
+from conftest import as_tuple, check_against_float64, model, outputs_and_grads, random_call, rel_error
 from test_sequences import LENGTHS, loss_weights, packed_call, run, step_through
 
 EMULATION = os.environ.get("SCANFORGE_TORCH_EMULATION")
@@ -84,3 +84,57 @@ def test_step_on_the_cuda_dispatch(emulated):
         assert rel_error(g, w) <= 1e-5
     for n in finals:
         assert rel_error(finals[n], want_finals[n]) <= 1e-5
+
+
+SATURATION = {"pm100": (100.0, []), "pm1e4": (1e4, []), "inf": (1.0, [float("inf"), float("-inf")]),
+              "nan": (1.0, [float("nan")])}
+
+
+@pytest.mark.parametrize("scenario", SATURATION, ids=list(SATURATION))
+def test_saturated_and_non_finite_inputs_on_the_cuda_dispatch(emulated, any_model, scenario):
+    """The generated kernels (emulated) at pre-activations of +-100 and +-1e4 and with inf/NaN inputs,
+    as the CPU backend's SaturationTest: finite wherever the float64 reference is finite and within
+    float32's range, non-finite where it is NaN (NaN itself when a NaN input caused it); where float64
+    is infinite or beyond float32's range (a state grown past 3.4e38 overflows in any float32
+    computation) they are not compared."""
+    rec = any_model
+    scale, specials = SATURATION[scenario]
+    tensors, initial = random_call(rec, torch.float32, batch=2, steps=9, size=3, seed=17)
+    # Parameters non-positive: a decay above 1 (the SSM's exp(delta * A) with A > 0) grows the state
+    # past float32's range in any float32 computation, gradients' intermediates included.
+    for p in rec.signature.params:
+        tensors[p.name] = -tensors[p.name].abs()
+    inputs = {p.name for p in rec.signature.inputs}
+    for name in inputs:
+        flat = tensors[name].view(-1)
+        flat *= scale
+        for i, value in enumerate(specials):
+            flat[i] = value
+    as64 = {n: t.double() for n, t in tensors.items()}, {n: t.double() for n, t in initial.items()}
+    weights = [torch.rand(o.shape, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+               for o in as_tuple(rec(**as64[0]))]
+    got = outputs_and_grads(rec, tensors, initial, weights)
+    want = outputs_and_grads(rec, *as64, weights)
+    compared = 0
+    for what, value in got.items():
+        g, w = value.double().reshape(-1), want[what].reshape(-1)
+        keep = ~(w.abs() > torch.finfo(torch.float32).max)  # NaN is kept
+        compared += int(keep.sum())
+        finite = torch.isfinite(w) & keep
+        bad = finite & ~torch.isfinite(g)
+        assert not bad.any(), f"{rec.signature.name} {what}: not finite where float64 is, at {bad.nonzero().view(-1)[:5].tolist()}"
+        nan = torch.isnan(w)
+        wrong = nan & (~torch.isnan(g) if scenario == "nan" else torch.isfinite(g))
+        assert not wrong.any(), f"{rec.signature.name} {what}: float64 is NaN, the kernels {g[wrong][:5].tolist()}"
+    assert compared > 0
+
+
+def test_exp_clamps_its_argument(emulated, tmp_path):
+    """The language's exp clamps its argument to [-87.34, 88.72] (docs/dsl.md): the kernels' exp(100)
+    is exp(88.72), finite, not float32's inf."""
+    path = tmp_path / "exp_clamp.scan"
+    path.write_text("recurrence exp_clamp(x[d]) -> h[d] {\n  h = 0.5 * h + exp(x) * 1e-30\n}\n")
+    got = scanforge.load(str(path))(x=torch.full((1, 3, 4), 100.0))
+    b = torch.exp(torch.tensor(88.72283172607421875, dtype=torch.float64)) * 1e-30
+    want = torch.tensor([b, 1.5 * b, 1.75 * b], dtype=torch.float64).view(1, 3, 1).expand(1, 3, 4)
+    assert rel_error(got, want) <= 1e-6, got

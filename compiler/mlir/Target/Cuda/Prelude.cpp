@@ -1,8 +1,22 @@
 #include "compiler/mlir/Target/Cuda/Prelude.h"
 
+#include <cstdio>
+
+#include "compiler/mlir/Dialect/Scan/IR/Numerics.h"
+
 namespace scanforge::cuda {
 
-const char *cudaPrelude() {
+namespace {
+
+std::string floatLiteral(float x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9gf", static_cast<double>(x));  // 9 digits: the float itself
+  return text;
+}
+
+}  // namespace
+
+std::string cudaPrelude() {
   return R"(// ---- scanforge prelude ----
 typedef unsigned short sf_bf16;  // the bits of a __nv_bfloat16
 
@@ -20,6 +34,11 @@ __device__ __forceinline__ sf_bf16 sf_bf16_bits(float x) {
 __device__ __forceinline__ void sf_st(float *p, long long i, float v) { p[i] = v; }
 __device__ __forceinline__ void sf_st(sf_bf16 *p, long long i, float v) { p[i] = sf_bf16_bits(v); }
 
+// The language's exp: the argument clamped so that the result is normal and finite; NaN stays NaN.
+__device__ __forceinline__ float sf_exp(float x) {
+  return x != x ? x : expf(fminf(fmaxf(x, )" + floatLiteral(scan::kExpArgMin) + R"(), )" +
+         floatLiteral(scan::kExpArgMax) + R"());
+}
 // Overflow-safe: exp is only ever taken of a non-positive number.
 __device__ __forceinline__ float sf_sigmoid(float x) {
   if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));

@@ -146,7 +146,7 @@ std::string ValuePrinter::mathExpr(mlir::Operation *op) const {
         }
         return "false";
       })
-      .Case<math::ExpOp>([&](auto) { return call("expf"); })
+      .Case<math::ExpOp>([&](auto) { return call("sf_exp"); })
       .Case<math::LogOp>([&](auto) { return call("logf"); })
       .Case<math::TanhOp>([&](auto) { return call("tanhf"); })
       .Case<math::SqrtOp>([&](auto) { return call("sqrtf"); })
