@@ -11,7 +11,7 @@ import torch
 
 import scanforge
 from conftest import as_tuple, check_against_float64, model, outputs_and_grads, random_call, rel_error
-from test_sequences import LENGTHS, loss_weights, packed_call, run, step_through
+from test_sequences import check_packed_float32_against_float64, packed_call, step_through
 
 EMULATION = os.environ.get("SCANFORGE_TORCH_EMULATION")
 PACKAGE = os.environ.get("SCANFORGE_MODELS_PACKAGE")
@@ -55,21 +55,7 @@ def test_package_without_the_switch_names_the_problem():
 def test_packed_sequences_one_launch_sequence_each(emulated, any_model):
     """Packed calls on the CUDA dispatch (one launch sequence per sequence, lengths 0 and 1 among
     them) against the float64 reference's packed call."""
-    rec = any_model
-    weights, final_weights = loss_weights(rec, sum(LENGTHS), LENGTHS)
-    results = {}
-    for dtype in (torch.float64, torch.float32):
-        tensors, initial, offsets = packed_call(rec, dtype, LENGTHS)
-        results[dtype] = run(rec, tensors, initial, weights, final_weights, cu_seqlens=offsets)
-    params = {p.name for p in rec.signature.params}
-    (outs, finals, grads, h0), (w_outs, w_finals, w_grads, w_h0) = results[torch.float32], results[torch.float64]
-    for o, w in zip(outs, w_outs):
-        assert rel_error(o, w) <= 1e-5
-    for n in finals:
-        assert rel_error(finals[n], w_finals[n]) <= 1e-5
-        assert rel_error(h0[n], w_h0[n]) <= 1e-5
-    for n in grads:
-        assert rel_error(grads[n], w_grads[n]) <= (1e-4 if n in params else 1e-5), f"d/d{n}"
+    check_packed_float32_against_float64(any_model)
 
 
 def test_step_on_the_cuda_dispatch(emulated):

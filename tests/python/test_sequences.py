@@ -93,8 +93,12 @@ def test_packed_long_sequence_and_int64_offsets():
 
 
 def test_packed_float32_against_float64_reference(any_model):
-    rec = any_model
-    lengths = LENGTHS
+    check_packed_float32_against_float64(any_model)
+
+
+def check_packed_float32_against_float64(rec, lengths=LENGTHS):
+    """A packed float32 call (outputs, finals, every gradient) within 1e-5 of the float64 reference's
+    packed call; parameter gradients, sums over every step, within 1e-4."""
     weights, final_weights = loss_weights(rec, sum(lengths), lengths)
     results = {}
     for dtype in (torch.float64, torch.float32):
