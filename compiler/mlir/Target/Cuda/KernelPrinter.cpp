@@ -361,15 +361,19 @@ class Printer {
     printKernelSetup(w, recompute);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
-    if (recompute) printRecompute(w);
+    // A warp wholly past the last channel walks no steps; it only takes part in the barriers.
+    w.line("const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
 
     for (size_t s = 0; s < info_.states.size(); ++s) {
       declareState(w, stateVar("s", static_cast<int>(s)), info_.states[s], "0.0f");
       declareState(w, stateVar("sa", static_cast<int>(s)), info_.states[s], "1.0f");
     }
+    w.open("if (sf_warp_live)");
+    if (recompute) printRecompute(w);
     printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
                                   Mode::Summary, info_.descending, "s"},
                   true);
+    w.close();
     auto element = [&](const char *prefix, size_t s) {
       return k_.stateElement(stateVar(prefix, static_cast<int>(s)), info_.states[s]);
     };
@@ -435,7 +439,9 @@ class Printer {
     w.close();
 
     if (!k_.fwd) printCheckpoint(w, "c", true);
+    w.open("if (sf_warp_live)");
     printFullSteps(w, "c", true);
+    w.close();
     w.open("if (sf_k == NC - 1)");
     printFinalStates(w, "c", true);
     w.close();
