@@ -119,14 +119,7 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   const Signature &sig = impl_->signature;
   Shapes shapes = shapesOf(inputs, params);
   for (const Port &p : sig.inputs) impl_->expect("forward", "input", p, inputs, shapes.step(p), true);
-  for (const Port &o : sig.outputs) impl_->expect("forward", "output", o, outputs, shapes.step(o), true);
-  for (const Port &s : sig.states) {
-    impl_->expect("forward", "initial state", s, initial, shapes.state(s), false);
-    impl_->expect("forward", "final state", s, finals, shapes.state(s), false);
-  }
-  impl_->rejectUnknown("forward", "an output", outputs, sig.outputs);
-  impl_->rejectUnknown("forward", "a state", initial, sig.states);
-  impl_->rejectUnknown("forward", "a state", finals, sig.states);
+  impl_->expectForwardResults("forward", shapes, shapes, outputs, initial, finals);
 
   cpu::ChunkedRun run;
   run.batch = shapes.batch;
@@ -162,16 +155,8 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   if (saved.shapes_.batch != shapes.batch || saved.shapes_.steps != shapes.steps || saved.shapes_.dims != shapes.dims)
     throw ShapeError(impl_->where("backward") + "the saved states come from a forward call with other shapes");
   for (const Port &p : sig.inputs) impl_->expect("backward", "input", p, inputs, shapes.step(p), true);
-  for (const Port &p : sig.inputs) impl_->expect("backward", "input gradient", p, inputGrads, shapes.step(p), true);
-  for (const Port &p : sig.params) impl_->expect("backward", "parameter gradient", p, paramGrads, shapes.param(p), true);
-  for (const Port &o : sig.outputs) impl_->expect("backward", "output gradient", o, outputGrads, shapes.step(o), false);
-  for (const Port &s : sig.states) {
-    impl_->expect("backward", "final-state gradient", s, finalGrads, shapes.state(s), false);
-    impl_->expect("backward", "initial-state gradient", s, initialGrads, shapes.state(s), false);
-  }
-  impl_->rejectUnknown("backward", "an output", outputGrads, sig.outputs);
-  impl_->rejectUnknown("backward", "a state", finalGrads, sig.states);
-  impl_->rejectUnknown("backward", "a state", initialGrads, sig.states);
+  impl_->expectBackwardGradients("backward", shapes, shapes, inputGrads, paramGrads, outputGrads, finalGrads,
+                                 initialGrads);
 
   // Missing output gradients are zeros.
   std::vector<std::vector<uint16_t>> zeros;

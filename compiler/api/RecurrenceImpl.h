@@ -67,6 +67,37 @@ struct Recurrence::Impl {
     }
   }
 
+  // The results of a forward call: outputs shaped by `steps`, initial and final states by `states`
+  // (whose batch is the number of state rows), and no tensor the recurrence lacks.
+  void expectForwardResults(const char *call, const Shapes &steps, const Shapes &states, const TensorViews &outputs,
+                            const TensorViews &initial, const TensorViews &finals) const {
+    for (const Port &o : signature.outputs) expect(call, "output", o, outputs, steps.step(o), true);
+    for (const Port &s : signature.states) {
+      expect(call, "initial state", s, initial, states.state(s), false);
+      expect(call, "final state", s, finals, states.state(s), false);
+    }
+    rejectUnknown(call, "an output", outputs, signature.outputs);
+    rejectUnknown(call, "a state", initial, signature.states);
+    rejectUnknown(call, "a state", finals, signature.states);
+  }
+
+  // The gradients of a backward call, shaped as expectForwardResults says.
+  void expectBackwardGradients(const char *call, const Shapes &steps, const Shapes &states,
+                               const TensorViews &inputGrads, const TensorViews &paramGrads,
+                               const TensorViews &outputGrads, const TensorViews &finalGrads,
+                               const TensorViews &initialGrads) const {
+    for (const Port &p : signature.inputs) expect(call, "input gradient", p, inputGrads, steps.step(p), true);
+    for (const Port &p : signature.params) expect(call, "parameter gradient", p, paramGrads, steps.param(p), true);
+    for (const Port &o : signature.outputs) expect(call, "output gradient", o, outputGrads, steps.step(o), false);
+    for (const Port &s : signature.states) {
+      expect(call, "final-state gradient", s, finalGrads, states.state(s), false);
+      expect(call, "initial-state gradient", s, initialGrads, states.state(s), false);
+    }
+    rejectUnknown(call, "an output", outputGrads, signature.outputs);
+    rejectUnknown(call, "a state", finalGrads, signature.states);
+    rejectUnknown(call, "a state", initialGrads, signature.states);
+  }
+
   std::vector<int64_t> dimSizes(const Shapes &shapes) const {
     std::vector<int64_t> sizes;
     for (const std::string &d : dimOrder) sizes.push_back(shapes.dims.at(d));

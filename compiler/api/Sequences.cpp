@@ -87,14 +87,7 @@ void Recurrence::forwardPacked(const std::vector<int64_t> &cuSeqlens, const Tens
   int64_t n = sequencesOf(*impl_, "forwardPacked", cuSeqlens, shapes);
   Shapes rows = shapes;
   rows.batch = n;
-  for (const Port &o : sig.outputs) impl_->expect("forwardPacked", "output", o, outputs, shapes.step(o), true);
-  for (const Port &s : sig.states) {
-    impl_->expect("forwardPacked", "initial state", s, initial, rows.state(s), false);
-    impl_->expect("forwardPacked", "final state", s, finals, rows.state(s), false);
-  }
-  impl_->rejectUnknown("forwardPacked", "an output", outputs, sig.outputs);
-  impl_->rejectUnknown("forwardPacked", "a state", initial, sig.states);
-  impl_->rejectUnknown("forwardPacked", "a state", finals, sig.states);
+  impl_->expectForwardResults("forwardPacked", shapes, rows, outputs, initial, finals);
   if (saved) {
     *saved = SavedStates();
     saved->shapes_ = shapes;
@@ -124,18 +117,8 @@ void Recurrence::backwardPacked(const std::vector<int64_t> &cuSeqlens, const Ten
                      "the saved states do not come from a forwardPacked call with these shapes and cu_seqlens");
   Shapes rows = shapes;
   rows.batch = n;
-  for (const Port &p : sig.inputs) impl_->expect("backwardPacked", "input gradient", p, inputGrads, shapes.step(p), true);
-  for (const Port &p : sig.params)
-    impl_->expect("backwardPacked", "parameter gradient", p, paramGrads, shapes.param(p), true);
-  for (const Port &o : sig.outputs)
-    impl_->expect("backwardPacked", "output gradient", o, outputGrads, shapes.step(o), false);
-  for (const Port &s : sig.states) {
-    impl_->expect("backwardPacked", "final-state gradient", s, finalGrads, rows.state(s), false);
-    impl_->expect("backwardPacked", "initial-state gradient", s, initialGrads, rows.state(s), false);
-  }
-  impl_->rejectUnknown("backwardPacked", "an output", outputGrads, sig.outputs);
-  impl_->rejectUnknown("backwardPacked", "a state", finalGrads, sig.states);
-  impl_->rejectUnknown("backwardPacked", "a state", initialGrads, sig.states);
+  impl_->expectBackwardGradients("backwardPacked", shapes, rows, inputGrads, paramGrads, outputGrads, finalGrads,
+                                 initialGrads);
 
   // Each sequence's parameter gradients, then their sum in double, in sequence order.
   std::map<std::string, std::vector<float>> sequenceGrads;

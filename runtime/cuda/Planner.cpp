@@ -1,7 +1,6 @@
 #include "runtime/cuda/Planner.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include "runtime/cuda/CudaError.h"
@@ -22,6 +21,8 @@ std::string shapes(const PlanRequest &r) {
 
 }  // namespace
 
+int64_t chainHops(const Plan &p) { return p.strategy == Strategy::Chunked ? cdiv(p.chunks, kChainGroup) : 0; }
+
 PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   const DeviceSpec &d = h100();
   double sms = r.multiprocessors, chunked = p.strategy == Strategy::Chunked;
@@ -38,7 +39,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double inFlight = resident * kPrefetchSteps * r.readBytesPerStep;
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
-  double hops = std::ceil(static_cast<double>(p.chunks) / kChainGroup);
+  double hops = static_cast<double>(chainHops(p));
   c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
   c.seconds = std::max(c.bytes / c.bandwidth, c.criticalPath) + d.launchOverhead;
   return c;

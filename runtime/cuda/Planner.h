@@ -53,6 +53,9 @@ constexpr int64_t kMaxGridYZ = 65535;
 // Throws CudaError, naming the shapes, when no plan fits the limits.
 Plan plan(const PlanRequest &request);
 
+// How often the chunked kernel's carry hops from one group of chunks to the next, in sequence.
+int64_t chainHops(const Plan &plan);
+
 // The cost model's time for `plan` (seconds, a prediction), and its terms.
 struct PlanCost {
   double bytes = 0, bandwidth = 0, criticalPath = 0, seconds = 0;

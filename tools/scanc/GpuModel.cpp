@@ -148,7 +148,7 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
                                [](const cuda::ParamDesc &p) { return p.value == cuda::chainBuffer(); });
     gpu::KernelPrediction p = gpu::predictKernel(device, s, config,
                                                  gpu::scaleTraffic(t->second, reduced.scale / launchesOf[l.kernel]),
-                                                 chained ? static_cast<unsigned>((plan.chunks + cuda::kChainGroup - 1) / cuda::kChainGroup) : 0);
+                                                 chained ? static_cast<unsigned>(cuda::chainHops(plan)) : 0);
     predictions.push_back(p);
     d.bytesMoved += p.bytesMoved;
     std::cout << "  kernel " << l.kernel << ": grid " << config.grid[0] << "x" << config.grid[1] << "x" << config.grid[2]

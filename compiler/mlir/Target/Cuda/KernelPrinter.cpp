@@ -125,7 +125,7 @@ class Printer {
   }
 
   // ---- kernel parts ----
-  // `tile`: the block's (channel block, batch element) come from its ticket (printTicket).
+  // `tile`: the block's (channel block, batch element) come from its ticket (sf_tile, printChunkKernel).
   void printPrologue(CodeWriter &w, bool collectives, bool tile) {
     std::string block = std::to_string(k_.block);
     w.line("const int sf_p = " + std::string(tile ? "(sf_tile % gridDim.x)" : "blockIdx.x") + " * " + block + " + threadIdx.x;");
