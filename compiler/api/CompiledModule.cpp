@@ -91,7 +91,7 @@ CompiledModule buildModule(const std::string &name, const std::string &source, c
     hooks.lowered->flush();
   }
   begin = std::chrono::steady_clock::now();
-  if (mlir::failed(impl->session->compile(*impl->module, hooks.afterEachPass)))
+  if (mlir::failed(impl->session->compile(*impl->module, hooks.afterEachPass, options.transitions)))
     impl->fail("internal error: the compile pipeline failed on '" + name + "':\n");
   impl->analysisManager = std::make_unique<mlir::ModuleAnalysisManager>(*impl->module, /*passInstrumentor=*/nullptr);
   if (options.verbose)

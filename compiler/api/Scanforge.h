@@ -58,6 +58,11 @@ struct CompileOptions {
   int threads = 0;         // CPU worker threads; 0: one per core
   int64_t chunk = 0;       // time steps per chunk; 0: chosen from the state size (docs/cpu.md)
   int64_t channelBlock = 0;  // channels per CPU work unit when the batch is small; 0: by rule (docs/cpu.md)
+  // Compile each recurrence's slice transition in its place: the same inputs, parameters and
+  // states, each state updated by its coefficient alone (h = a * h), no outputs. Started from
+  // ones, its final states are the product of a over the call's steps: what context parallelism
+  // carries between devices (docs/context-parallel.md).
+  bool transitions = false;
 };
 
 // The .scan file has errors; what() holds the rendered diagnostics.

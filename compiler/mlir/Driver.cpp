@@ -50,9 +50,9 @@ mlir::OwningOpRef<mlir::ModuleOp> Session::loadText(const std::string &path, con
   return lowered;
 }
 
-mlir::LogicalResult Session::compile(mlir::ModuleOp module, llvm::raw_ostream *printAfterEach) {
+mlir::LogicalResult Session::compile(mlir::ModuleOp module, llvm::raw_ostream *printAfterEach, bool transitions) {
   mlir::PassManager pm(context_.get());
-  buildCompilePipeline(pm);
+  buildCompilePipeline(pm, transitions);
   if (printAfterEach)
     pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
                         [](mlir::Pass *, mlir::Operation *) { return true; },

@@ -36,9 +36,11 @@ class Session {
   mlir::OwningOpRef<mlir::ModuleOp> loadText(const std::string &path, const std::string &text, std::ostream &errs,
                                              dsl::Module *ast = nullptr);
 
-  // Runs the standard pipeline (see Pipeline.h) in place. With `printAfterEach`, prints the module
-  // after every pass to it.
-  mlir::LogicalResult compile(mlir::ModuleOp module, llvm::raw_ostream *printAfterEach = nullptr);
+  // Runs the standard pipeline (see Pipeline.h; `transitions` compiles the slice transitions of
+  // the recurrences instead of themselves) in place. With `printAfterEach`, prints the module after
+  // every pass to it.
+  mlir::LogicalResult compile(mlir::ModuleOp module, llvm::raw_ostream *printAfterEach = nullptr,
+                              bool transitions = false);
 
  private:
   std::unique_ptr<mlir::MLIRContext> context_;

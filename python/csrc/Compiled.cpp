@@ -18,18 +18,22 @@ std::map<std::string, std::string> requested;   // file, content and requested n
 
 }  // namespace
 
-std::string loadScan(const std::string &path, const std::string &recurrence) {
+std::string loadScan(const std::string &path, const std::string &recurrence, bool transitions) {
   std::ifstream file(path);
   if (!file) C10_THROW_ERROR(ValueError, "scanforge.load: cannot read '" + path + "'");
   std::stringstream text;
   text << file.rdbuf();
   // The same file with the same content gives the same key; an edited file compiles anew.
-  std::string prefix = path + "#" + std::to_string(std::hash<std::string>{}(text.str())) + "#";
+  std::string prefix = path + "#" + std::to_string(std::hash<std::string>{}(text.str())) + (transitions ? "#transition#" : "#");
   std::lock_guard<std::mutex> lock(compileMutex);
   if (auto it = requested.find(prefix + recurrence); it != requested.end()) return it->second;
   try {
     auto module = modules.find(prefix);
-    if (module == modules.end()) module = modules.emplace(prefix, compileModuleSource(path, text.str())).first;
+    if (module == modules.end()) {
+      CompileOptions options;
+      options.transitions = transitions;
+      module = modules.emplace(prefix, compileModuleSource(path, text.str(), options)).first;
+    }
     auto loaded = std::make_unique<Loaded>();
     loaded->module = module->second;
     loaded->cpu = module->second.recurrence(recurrence);

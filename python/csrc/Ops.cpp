@@ -1,7 +1,8 @@
 // The ops of the `scanforge` namespace (torch.ops.scanforge.*), their CPU kernels, and the C++
 // autograd function that makes `scan` differentiable in its inputs, parameters and initial states.
 //
-//   load(path, recurrence) -> key            compiles a .scan file once (cached by content)
+//   load(path, recurrence, transitions) -> key   compiles a .scan file once (cached by content);
+//                                            transitions: its slice transition (context parallelism)
 //   load_package(dir, recurrence) -> key     a recurrence of a kernel package (CUDA tensors)
 //   signature(key) -> JSON                   the ports (Registry.h)
 //   scan(key, inputs, params, initial_names, initial, cu_seqlens) -> outputs..., finals...
@@ -180,14 +181,14 @@ std::vector<at::Tensor> scanStepCpu(const std::string &key, at::TensorList given
 }  // namespace
 
 #if !SCANFORGE_TORCH_COMPILER
-std::string loadScan(const std::string &path, const std::string &) {
+std::string loadScan(const std::string &path, const std::string &, bool) {
   C10_THROW_ERROR(ValueError, "scanforge.load('" + path + "'): this build has no compiler (runtime-only); "
                               "serve a kernel package with scanforge.load_package");
 }
 #endif
 
 TORCH_LIBRARY(scanforge, m) {
-  m.def("load(str path, str recurrence) -> str", &loadScan);
+  m.def("load(str path, str recurrence, bool transitions=False) -> str", &loadScan);
   m.def("load_package(str dir, str recurrence) -> str", &loadPackage);
   m.def("signature(str key) -> str", &signatureJson);
   m.def("scan(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial, "

@@ -34,9 +34,10 @@ struct Loaded {
 };
 
 // Compiles `path` (or reuses the module compiled from the same content) and returns the key of
-// its recurrence `recurrence` ("": the file's only one). ValueError with the diagnostics; in a
+// its recurrence `recurrence` ("": the file's only one); with `transitions`, its slice transition
+// (CompileOptions::transitions, for context parallelism). ValueError with the diagnostics; in a
 // build without the compiler, ValueError pointing to load_package.
-std::string loadScan(const std::string &path, const std::string &recurrence);
+std::string loadScan(const std::string &path, const std::string &recurrence, bool transitions);
 // Reads the kernel package in `dir` and returns the key of its forward recurrence `recurrence`
 // ("": the package's only forward one).
 std::string loadPackage(const std::string &dir, const std::string &recurrence);

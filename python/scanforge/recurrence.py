@@ -42,19 +42,30 @@ class Recurrence:
 
     Packed sequences (docs/sequences.md): with cu_seqlens (int32/int64 offsets, N + 1 of them),
     inputs are [1, total, dims...] and initial and final states [N, dims...], one row per sequence.
+    Context parallelism (docs/context-parallel.md): with group (a torch.distributed process group),
+    each rank passes its contiguous slice of the sequence and gets its slice of the result.
     Decoding: step()."""
 
-    def __init__(self, key):
+    def __init__(self, key, source=None):
         self._key = key
+        self._source = source  # (path, recurrence) of a .scan file; None for a kernel package
         self.signature = Signature(json.loads(torch.ops.scanforge.signature(key)))
 
     def __repr__(self):
         return f"scanforge.Recurrence({self.signature!r})"
 
-    def __call__(self, initial_state=None, output_final_state=False, cu_seqlens=None, **tensors):
+    def __call__(self, initial_state=None, output_final_state=False, cu_seqlens=None, group=None, **tensors):
         inputs, params = self._ports(tensors, "[B, T, ")
         initial = dict(initial_state or {})
-        results = torch.ops.scanforge.scan(self._key, inputs, params, list(initial), list(initial.values()), cu_seqlens)
+        if group is not None:
+            if cu_seqlens is not None:
+                raise ValueError(f"scanforge {self.signature.name}: cu_seqlens and group together: context "
+                                 "parallelism splits one batch of sequences, not packed ones")
+            from scanforge.context_parallel import context_parallel_scan
+            results = context_parallel_scan(self, group, inputs, params, initial)
+        else:
+            results = torch.ops.scanforge.scan(self._key, inputs, params, list(initial), list(initial.values()),
+                                               cu_seqlens)
         outputs, finals = self._results(results)
         return (outputs, finals) if output_final_state else outputs
 
@@ -106,9 +117,19 @@ class Recurrence:
         return value
 
 
+    def _transition_key(self):
+        """The key of this recurrence's slice transition (compiled on first use), for context
+        parallelism."""
+        if self._source is None:
+            raise ValueError(f"scanforge {self.signature.name}: context parallelism needs the slice transition, "
+                             "which the compiler makes: load the .scan file with scanforge.load (a kernel "
+                             "package has no transition)")
+        return torch.ops.scanforge.load(*self._source, True)
+
+
 @functools.lru_cache(maxsize=None)
 def _load(path, recurrence, mtime):
-    return Recurrence(torch.ops.scanforge.load(path, recurrence))
+    return Recurrence(torch.ops.scanforge.load(path, recurrence), (path, recurrence))
 
 
 def load(path, recurrence=None):

@@ -37,4 +37,16 @@ def ScanSimplify : Pass<"scan-simplify", "::mlir::ModuleOp"> {
   }];
 }
 
+def ScanTransition : Pass<"scan-transition", "::mlir::ModuleOp"> {
+  let summary = "Replace every forward recurrence by its slice transition (context parallelism)";
+  let description = [{
+    For a forward recurrence in affine form, keeps its inputs, parameters and states and rewrites
+    every `scan.update s a(%a) b(%b)` to `b(0)`, dropping its outputs: started from ones, its final
+    states are the product of `a` over the steps it ran, the factor by which the state entering a
+    slice of the sequence reaches the slice's end (h_end = A * h_start + B, with B the final state
+    of the recurrence itself started from zeros). Context parallelism combines these per-slice
+    pairs across devices (docs/context-parallel.md). Run after --scan-extract-affine.
+  }];
+}
+
 #endif // SCAN_PASSES_TD

@@ -6,10 +6,14 @@
 
 namespace scanforge::scan {
 
-void buildCompilePipeline(mlir::OpPassManager &pm) {
+void buildCompilePipeline(mlir::OpPassManager &pm, bool transitions) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(createScanExtractAffine());
+  if (transitions) {
+    pm.addPass(createScanTransition());
+    pm.addPass(mlir::createCanonicalizerPass());  // the math that only fed outputs or b
+  }
   pm.addPass(createScanAutodiff());
   pm.addPass(createScanExtractAffine());
   pm.addPass(createScanSimplify());
@@ -21,7 +25,7 @@ void registerScanPassesAndPipeline() {
   registerScanPasses();  // tablegen'd: every pass in Passes.td
   mlir::PassPipelineRegistration<>("scan-compile",
                                    "lowered DSL -> forward and backward recurrences in affine, simplified form",
-                                   buildCompilePipeline);
+                                   [](mlir::OpPassManager &pm) { buildCompilePipeline(pm); });
 }
 
 }  // namespace scanforge::scan
