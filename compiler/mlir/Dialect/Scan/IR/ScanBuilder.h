@@ -32,6 +32,8 @@ class MathBuilder {
     return b_.create<mlir::arith::SelectOp>(loc_, cond, x, y);
   }
   mlir::Value sigmoid(mlir::Value x) { return b_.create<SigmoidOp>(loc_, x); }
+  mlir::Value exp(mlir::Value x) { return b_.create<mlir::math::ExpOp>(loc_, x); }
+  mlir::Value abs(mlir::Value x) { return b_.create<mlir::math::AbsFOp>(loc_, x); }
   mlir::Value sum(mlir::Value x, llvm::StringRef dim) { return b_.create<SumOp>(loc_, b_.getStringAttr(dim), x); }
 
  private:
