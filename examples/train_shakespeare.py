@@ -14,6 +14,11 @@ step path (SequenceModel.step: Recurrence.step in every layer), from a newline.
 --packed trains on packed variable-length batches instead of fixed windows: whole lines of the
 text, each its own sequence (the state starts at zero at every line; docs/sequences.md), about
 batch * context tokens per step, with cu_seqlens. The evaluation stays on the same test windows.
+
+Windows are drawn with the C++ trainer's random stream (the runtime's Generator, seeded as
+scan-train seeds it), so both see the same batches; --init-from starts from the weights of a
+scan-train checkpoint (initial.safetensors of a scan-train run's output directory: the weights it
+started from), which replays that run (docs/python.md, "Loss parity").
 """
 import argparse
 import json
@@ -27,6 +32,7 @@ import torch
 from torch.nn import functional as F
 
 import scanforge.nn
+from scanforge.trainer import RuntimeGenerator, model_weights
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
@@ -48,8 +54,9 @@ def load_text(path):
 
 
 def sample(split, batch, context, gen):
-    """`batch` windows of context + 1 tokens at uniform positions: inputs and next-token targets."""
-    starts = torch.randint(0, len(split) - context, (batch,), generator=gen)
+    """`batch` windows of context + 1 tokens at uniform positions: inputs and next-token targets,
+    drawn as the C++ CharDataset::sampleBatch draws them from a RuntimeGenerator."""
+    starts = gen.randint(len(split) - context, batch)
     windows = torch.stack([split[s:s + context + 1] for s in starts.tolist()])
     return windows[:, :-1], windows[:, 1:]
 
@@ -66,7 +73,7 @@ def sample_packed(split, spans, tokens, gen):
     [1, total] (each line predicts its next character, within the line) and the int32 offsets."""
     inputs, targets, offsets = [], [], [0]
     while offsets[-1] < tokens:
-        start, end = spans[torch.randint(0, len(spans), (1,), generator=gen)].tolist()[0]
+        start, end = spans[gen.randint(len(spans), 1)].tolist()[0]
         inputs.append(split[start:end - 1])  # a line of one character (an empty line) is a sequence of 0 steps
         targets.append(split[start + 1:end])
         offsets.append(offsets[-1] + end - 1 - start)
@@ -100,6 +107,7 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--packed", action="store_true", help="train on packed batches of whole lines (cu_seqlens)")
+    ap.add_argument("--init-from", help="start from the model weights of this scan-train checkpoint")
     ap.add_argument("--generate", type=int, default=200, help="characters to generate after training (step path)")
     ap.add_argument("--temperature", type=float, default=0.8)
     args = ap.parse_args()
@@ -117,7 +125,10 @@ def main():
     seed = train.get("seed", 1)
 
     torch.manual_seed(seed)
-    model = scanforge.nn.SequenceModel.from_config(config["model"], len(vocab)).to(args.device)
+    model = scanforge.nn.SequenceModel.from_config(config["model"], len(vocab))
+    if args.init_from:
+        model.load_state_dict(model_weights(args.init_from), strict=True)
+    model = model.to(args.device)
     params = sum(p.numel() for p in model.parameters())
     print(f"{config['model']['recurrence']}: {params} parameters, vocabulary {len(vocab)}, "
           f"{len(train_ids)} train / {len(test_ids)} test characters, {steps} steps on {args.device}", flush=True)
@@ -126,12 +137,12 @@ def main():
                             betas=(train.get("beta1", 0.9), train.get("beta2", 0.999)), eps=1e-8)
     warmup, min_ratio, clip = train.get("warmup", 100), train.get("min_lr_ratio", 0.1), train.get("clip", 1.0)
     eval_every, eval_batches, log_every = train.get("eval_every", 100), train.get("eval_batches", 16), train.get("log_every", 10)
-    data_gen = torch.Generator().manual_seed(seed)
+    data_gen = RuntimeGenerator(seed)  # scan-train's data stream
     spans = line_spans(train_ids, vocab.index("\n")) if args.packed else None
 
     def evaluate():
         model.eval()
-        gen = torch.Generator().manual_seed(seed ^ 0xE7A1)  # the same test windows at every evaluation
+        gen = RuntimeGenerator(seed ^ 0xE7A1)  # the same test windows at every evaluation, as scan-train's
         with torch.no_grad():
             losses = []
             for _ in range(eval_batches):

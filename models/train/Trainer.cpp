@@ -194,6 +194,7 @@ TrainResult train(const config::TrainConfig &config, bool resume, std::ostream &
     log << "resumed from " << lastPath.string() << " at step " << run.step << "\n";
   } else {
     std::ofstream(metricsPath, std::ios::trunc);
+    saveCheckpoint((dir / "initial.safetensors").string(), run.weights());  // what the run starts from
   }
   {
     std::ofstream saved(dir / "config.json");
