@@ -40,6 +40,9 @@ class DeviceBackend {
   virtual std::string describe() const = 0;
   virtual int multiprocessors() const = 0;
   virtual size_t sharedBytesPerBlock() const = 0;
+  // The largest grid extent in y and z (CUDA's 65535 on every GPU): a launch covers at most this many
+  // batch elements (the runner launches a larger batch in slices) and chunks.
+  virtual int64_t maxGridYZ() const { return 65535; }
 
   virtual DevicePtr allocate(size_t bytes) = 0;
   virtual void release(DevicePtr ptr) noexcept = 0;

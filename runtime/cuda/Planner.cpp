@@ -47,9 +47,6 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
 
 Plan plan(const PlanRequest &r) {
   if (r.batch < 1 || r.steps < 1 || r.channels < 1) throw CudaError("cannot plan a scan over empty shapes (" + shapes(r) + ")");
-  if (r.batch > kMaxGridYZ)
-    throw CudaError("batch " + std::to_string(r.batch) + " exceeds the grid limit of " + std::to_string(kMaxGridYZ) +
-                    " (" + shapes(r) + "); split the batch");
   int64_t maxChunk = INT64_MAX;
   if (r.recomputeBytesPerStep > 0) {
     maxChunk = kSharedBudget / r.recomputeBytesPerStep;
@@ -75,13 +72,13 @@ Plan plan(const PlanRequest &r) {
   if (r.strategy == Strategy::Sequential) return sequential;
   // The fewest chunks the grid allows, each no longer than the shared-memory bound.
   int64_t longest = std::min(maxChunk, r.steps);
-  if (cdiv(r.steps, longest) > kMaxGridYZ) {
-    if (cdiv(r.steps, kMaxGridYZ) > maxChunk)
+  if (cdiv(r.steps, longest) > r.maxGridYZ) {
+    if (cdiv(r.steps, r.maxGridYZ) > maxChunk)
       throw CudaError("T=" + std::to_string(r.steps) + " needs chunks longer than the shared-memory bound of " +
                       std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
   }
-  int64_t shortest = std::max(std::min(kMinChunk, longest), cdiv(r.steps, kMaxGridYZ));
-  if (r.chunk) return withChunk(Strategy::Chunked, std::max(*r.chunk, cdiv(r.steps, kMaxGridYZ)));
+  int64_t shortest = std::max(std::min(kMinChunk, longest), cdiv(r.steps, r.maxGridYZ));
+  if (r.chunk) return withChunk(Strategy::Chunked, std::max(*r.chunk, cdiv(r.steps, r.maxGridYZ)));
   // Candidates: powers of two from the shortest chunk, and the longest chunk that still splits T.
   std::optional<Plan> best;
   double bestSeconds = 0;

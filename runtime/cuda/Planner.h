@@ -14,7 +14,8 @@
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
 // holds one chunk of them per thread in shared memory, so L <= 48 KiB / (bytes per step of a
 // block); the sequential strategy then uses L = min(64, that bound), otherwise L = T.
-// Grid limits: B <= 65535 and, chunked, T / L <= 65535.
+// Grid limits: one launch covers at most maxGridYZ (65535) batch elements (RecurrenceRunner launches a
+// larger batch in slices) and, chunked, T / L <= maxGridYZ.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,7 @@ struct PlanRequest {
   // plan serves (forward and backward).
   double readBytesPerStep = 8, writtenBytesPerStep = 4;
   int multiprocessors = 1;
+  int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
@@ -48,7 +50,6 @@ constexpr int64_t kPrefetchSteps = 4;
 constexpr int64_t kMinChunk = 16;
 constexpr int64_t kSequentialChunk = 64;
 constexpr int64_t kSharedBudget = 48 * 1024;
-constexpr int64_t kMaxGridYZ = 65535;
 
 // Throws CudaError, naming the shapes, when no plan fits the limits.
 Plan plan(const PlanRequest &request);

@@ -1,5 +1,6 @@
 #include "runtime/cuda/RecurrenceRunner.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.readBytesPerStep = read / static_cast<double>(request.channels);
   request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();
+  request.maxGridYZ = device_.maxGridYZ();
   request.strategy = strategy;
   request.chunk = chunk;
   try {
@@ -137,23 +139,51 @@ DevicePtr RecurrenceRunner::resolve(const RecurrenceDesc &rec, const BufferDesc 
 
 void RecurrenceRunner::run(const RecurrenceDesc &rec, const Shape &shape, const Plan &plan, const BufferMap &buffers,
                            Stream stream) {
-  Variables vars = variables(shape, plan);
-  const std::vector<LaunchDesc> &launches = plan.strategy == Strategy::Sequential ? rec.sequential : rec.chunked;
   // One map may serve both directions; a name neither knows is a mistake.
   for (auto &[name, ptr] : buffers)
     if (!fwd_.buffer(name) && !(bwd_ && bwd_->buffer(name)))
       throw CudaError(fwd_.name + " has no buffer '" + name + "'");
+  // A batch beyond the grid's y extent runs in slices, one after the other on the stream.
+  const int64_t limit = device_.maxGridYZ();
+  for (int64_t first = 0; first < shape.batch; first += limit) {
+    Shape slice = shape;
+    slice.batch = std::min(limit, shape.batch - first);
+    runSlice(rec, slice, first, shape.batch, plan, buffers, stream);
+  }
+}
 
+void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, int64_t first, int64_t batch,
+                                const Plan &plan, const BufferMap &buffers, Stream stream) {
+  Variables vars = variables(shape, plan);
+  const std::vector<LaunchDesc> &launches = plan.strategy == Strategy::Sequential ? rec.sequential : rec.chunked;
+  // The caller's buffers hold the whole batch: those indexed by batch element first ($B leading)
+  // are offset to the slice; parameters and their gradients are shared by every slice (gradients
+  // zeroed before the first only); workspaces serve one slice after the other from their start.
   std::map<std::string, DevicePtr> bound;
   for (const LaunchDesc &l : launches)
     for (const ParamDesc &p : l.params)
       if (p.kind == ParamDesc::Kind::Buffer && !bound.count(p.value)) {
         const BufferDesc *desc = rec.buffer(p.value);
         if (!desc) throw CudaError(rec.name + ": the manifest's kernel " + l.kernel + " names an undeclared buffer '" + p.value + "'");
-        bound[p.value] = resolve(rec, *desc, buffers, vars);
+        DevicePtr ptr = resolve(rec, *desc, buffers, vars);
+        bool given = buffers.count(p.value) && buffers.at(p.value);
+        if (given && shape.batch < batch && desc->role != BufferRole::Workspace && !desc->shape.empty() &&
+            desc->shape.front() == "$B") {
+          size_t row = elementBytes(*desc);
+          for (size_t i = 1; i < desc->shape.size(); ++i) row *= static_cast<size_t>(evaluate(desc->shape[i], vars));
+          ptr += static_cast<DevicePtr>(first) * row;
+        } else if (given && shape.batch < batch && desc->role != BufferRole::Workspace &&
+                   std::any_of(desc->shape.begin(), desc->shape.end(),
+                               [](const std::string &e) { return e.find("$B") != std::string::npos; })) {
+          throw CudaError(rec.name + ": buffer '" + p.value + "' is not indexed by batch element first, so a batch of " +
+                          std::to_string(batch) + " cannot run in slices of " + std::to_string(device_.maxGridYZ()) +
+                          " (" + shape.describe() + ")");
+        }
+        bound[p.value] = ptr;
       }
   for (const std::string &name : rec.zeroInit)
-    if (bound.count(name)) device_.zero(bound[name], bytes(*rec.buffer(name), shape, plan), stream);
+    if (bound.count(name) && (first == 0 || rec.buffer(name)->role != BufferRole::Accum))
+      device_.zero(bound[name], bytes(*rec.buffer(name), shape, plan), stream);
 
   LoadedModule &mod = module(rec, vars);
   static const bool syncEach = std::getenv("SCANFORGE_CUDA_SYNC") != nullptr;
@@ -162,7 +192,9 @@ void RecurrenceRunner::run(const RecurrenceDesc &rec, const Shape &shape, const 
     for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(evaluate(l.grid[i], vars));
     config.block = static_cast<unsigned>(l.block);
     config.sharedBytes = static_cast<size_t>(evaluate(l.sharedBytes, vars));
-    std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() + "; " +
+    std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() +
+                       (shape.batch < batch ? ", batch elements from " + std::to_string(first) + " of " + std::to_string(batch)
+                                            : std::string()) + "; " +
                        strategyName(plan.strategy) + ", L=" + std::to_string(plan.chunk) + "; grid " +
                        std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
                        std::to_string(config.grid[2]) + ", block " + std::to_string(config.block) + ", " +

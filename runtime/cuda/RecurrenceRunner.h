@@ -45,6 +45,9 @@ class RecurrenceRunner {
 
  private:
   void run(const RecurrenceDesc &rec, const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream);
+  // The launches for batch elements [first, first + slice.batch) of a call of `batch` elements.
+  void runSlice(const RecurrenceDesc &rec, const Shape &slice, int64_t first, int64_t batch, const Plan &plan,
+                const BufferMap &buffers, Stream stream);
   Variables variables(const Shape &shape, const Plan &plan) const;
   LoadedModule &module(const RecurrenceDesc &rec, const Variables &vars);
   DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Variables &vars);

@@ -104,8 +104,12 @@ TEST(Planner, ForcedChoicesAndLimits) {
   Plan p = plan(forced);
   EXPECT_EQ(p.chunk, 37);  // never longer than T
   EXPECT_EQ(p.chunks, 1);
-  EXPECT_EQ(errorOf([] { plan(request(70000, 8, 1)); }),
-            "batch 70000 exceeds the grid limit of 65535 (B=70000 T=8 channels=1); split the batch");
+  EXPECT_EQ(plan(request(70000, 8, 1)).strategy, Strategy::Sequential);  // launched in slices by the runner
+  PlanRequest smallGrid = request(1, 100, 1);
+  smallGrid.maxGridYZ = 3;
+  smallGrid.strategy = Strategy::Chunked;
+  smallGrid.chunk = 1;
+  EXPECT_EQ(plan(smallGrid).chunks, 3);  // at most maxGridYZ chunks
   EXPECT_EQ(errorOf([] { plan(request(1, 8, 1, 60000)); }),
             "one step of recomputed state needs 60000 bytes of shared memory per block, more than 49152 "
             "(B=1 T=8 channels=1); use smaller register dimensions");

@@ -17,6 +17,12 @@ class EmulatedModule : public cuda::LoadedModule {
     static std::mutex serial;
     std::lock_guard<std::mutex> lock(serial);
     const EmulatorOptions &o = device_.options_;
+    // A GPU refuses a grid beyond its limits (CUDA_ERROR_INVALID_VALUE); so does the emulator.
+    for (int axis : {1, 2})
+      if (c.grid[axis] > static_cast<uint64_t>(o.maxGridYZ))
+        throw cuda::CudaError("launch of " + kernel + ": grid " + (axis == 1 ? "y" : "z") + " = " +
+                              std::to_string(c.grid[axis]) + " exceeds the device's limit of " +
+                              std::to_string(o.maxGridYZ));
     LaunchOptions options{o.seed + device_.launches_++, o.residentBlocks, o.detectRaces, o.recordTraffic};
     EmulatedBackend::KernelRecord &record = device_.kernels_[kernel];
     record.library = library_;

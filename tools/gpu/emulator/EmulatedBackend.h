@@ -23,6 +23,7 @@ struct EmulatorOptions {
   unsigned residentBlocks = 0;  // blocks resident at once; 0: the kernel's occupancy of one H100 SM
   bool detectRaces = true;
   bool recordTraffic = true;
+  int64_t maxGridYZ = 65535;  // a smaller grid limit lets tests slice small batches
   std::filesystem::path cacheDir;  // compiled kernel libraries
   // The host compiler and extra flags: by default, the compiler this build used, with its
   // undefined-behaviour sanitizer if it had one.
@@ -41,6 +42,7 @@ class EmulatedBackend : public cuda::DeviceBackend {
   std::string describe() const override { return "CPU emulation (concurrent)"; }
   int multiprocessors() const override { return 132; }  // plans as for an H100
   size_t sharedBytesPerBlock() const override { return 48 * 1024; }
+  int64_t maxGridYZ() const override { return options_.maxGridYZ; }
   cuda::DevicePtr allocate(size_t bytes) override { return memory_.allocate(bytes); }
   void release(cuda::DevicePtr ptr) noexcept override { memory_.release(ptr); }
   void zero(cuda::DevicePtr ptr, size_t bytes, cuda::Stream stream) override;
