@@ -14,6 +14,11 @@ peers start from h0 = 1, log h0 = 0, as the paper's code does; the cost is the s
                    h = exp(log_a) * h + b; accelerated-scan's warp scan on h = a * h + b.
   selective_ssm:   Mamba's selective_scan_fn (delta_softplus=True, D skip term).
 Peers that are not installed are reported as unavailable, never silently left out.
+
+A peer whose kernel wants another layout (accelerated-scan and Mamba take [B, channels, T]) is timed
+on inputs already in its layout, converted once beforehand; the conversion (the transposes, and in
+forward+backward the transposes of the gradients back) is timed on its own and reported as the entry
+"<peer>: layout conversion", never inside the peer's time.
 """
 import argparse
 import json
@@ -63,23 +68,48 @@ def median_ms(fn, repeats):
     return sorted(times)[len(times) // 2]
 
 
-def time_peer(make, inputs, repeats):
-    """{forward: ms, forward+backward: ms} of the function make() returns, or the reason it failed."""
+def channels_first(inputs):
+    """[B, T, ...] per-step tensors as [B, ..., T] (Mamba's and accelerated-scan's layout); parameters
+    (fewer than 3 dimensions) as they are."""
+    return [x.transpose(1, 2).contiguous() if x.dim() >= 3 else x for x in inputs]
+
+
+def time_forward_backward(fn, inputs, repeats):
+    def forward():
+        with torch.no_grad():
+            fn(*inputs)
+
+    def forward_backward():
+        out = fn(*inputs)
+        out.backward(torch.ones_like(out))
+
+    return {"forward": median_ms(forward, repeats), "forward+backward": median_ms(forward_backward, repeats)}
+
+
+def time_peer(make, inputs, repeats, layout=None):
+    """{forward: ms, forward+backward: ms} of the function make() returns, on `inputs` converted by
+    `layout` beforehand (untimed), or the reason it failed."""
     try:
         fn = make()
-
-        def forward():
-            with torch.no_grad():
-                fn(*inputs)
-
-        def forward_backward():
-            out = fn(*inputs)
-            out.backward(torch.ones_like(out))
-
-        return {"forward": median_ms(forward, repeats), "forward+backward": median_ms(forward_backward, repeats)}
+        if layout:
+            inputs = [x.detach().requires_grad_(x.requires_grad) for x in layout(inputs)]
+        return time_forward_backward(fn, inputs, repeats)
     except Exception as e:  # a missing or failing peer is reported, not fatal
         reason = "unavailable: " + f"{type(e).__name__}: {e}".splitlines()[0][:120]
         return {"forward": reason, "forward+backward": reason}
+
+
+def time_layout(layout, inputs, repeats):
+    """The conversion alone: the inputs' way in, and with it the gradients' way back."""
+    def forward():
+        with torch.no_grad():
+            layout(inputs)
+
+    def forward_backward():
+        converted = [y for y, x in zip(layout(inputs), inputs) if x.dim() >= 3]
+        torch.autograd.backward(converted, [torch.ones_like(y) for y in converted])
+
+    return {"forward": median_ms(forward, repeats), "forward+backward": median_ms(forward_backward, repeats)}
 
 
 def gated_scan_peers(recurrence, B, T, D):
@@ -102,28 +132,25 @@ def gated_scan_peers(recurrence, B, T, D):
     def accelerated():
         from accelerated_scan.warp import scan
 
-        def run(*xs):
+        def run(*xs):  # pre-activations [B, D, T]: the gate math is element-wise, the scan runs along T
             log_a, b = gates(recurrence, xs)
-            return scan(log_a.exp().transpose(1, 2).contiguous(), b.transpose(1, 2).contiguous()).transpose(1, 2)
+            return scan(log_a.exp(), b)
         return run
 
     return {
-        "log-space eager": log_space,
-        "log-space compiled": lambda: torch.compile(log_space()),
-        "FLA HGRN fused_recurrent": fla("fused_recurrent"),
-        "FLA HGRN chunk": fla("chunk"),
-        "accelerated-scan": accelerated,
+        "log-space eager": (log_space, None),
+        "log-space compiled": (lambda: torch.compile(log_space()), None),
+        "FLA HGRN fused_recurrent": (fla("fused_recurrent"), None),
+        "FLA HGRN chunk": (fla("chunk"), None),
+        "accelerated-scan": (accelerated, channels_first),
     }
 
 
 def mamba_peer():
     from mamba_ssm.ops.selective_scan_interface import selective_scan_fn
 
-    def run(x, dt, Bm, Cm, A, Dskip):
-        # scanforge's layout is [B, T, d] / [B, T, n]; Mamba's is [B, d, T] / [B, n, T].
-        y = selective_scan_fn(x.transpose(1, 2), dt.transpose(1, 2), A, Bm.transpose(1, 2), Cm.transpose(1, 2),
-                              D=Dskip, delta_softplus=True)
-        return y.transpose(1, 2)
+    def run(x, dt, Bm, Cm, A, Dskip):  # Mamba's layout: [B, d, T] and [B, n, T]
+        return selective_scan_fn(x, dt, A, Bm, Cm, D=Dskip, delta_softplus=True)
     return run
 
 
@@ -155,12 +182,16 @@ def main():
             inputs = [rand(B, T, D), rand(B, T, D), rand(B, T, N), rand(B, T, N),
                       rand(D, N, low=-1.0, high=-0.05).float().detach().requires_grad_(),
                       rand(D, low=-2.0, high=2.0).float().detach().requires_grad_()]
-            peers = {"Mamba selective_scan": mamba_peer}
+            peers = {"Mamba selective_scan": (mamba_peer, channels_first)}
         else:
             continue
-        for name, make in peers.items():
-            for stage, ms in time_peer(make, inputs, args.repeats).items():
-                result.setdefault(f"{recurrence} {case['shape']} {stage}", {})[name] = ms
+        for name, (make, layout) in peers.items():
+            timings = {name: time_peer(make, inputs, args.repeats, layout)}
+            if layout and all(isinstance(ms, float) for ms in timings[name].values()):
+                timings[f"{name}: layout conversion"] = time_layout(layout, inputs, args.repeats)
+            for peer, stages in timings.items():
+                for stage, ms in stages.items():
+                    result.setdefault(f"{recurrence} {case['shape']} {stage}", {})[peer] = ms
         if args.device == "cuda":
             torch.cuda.empty_cache()
     print(json.dumps(result))
