@@ -58,6 +58,46 @@ TEST(Emulation, BatchesBeyondTheGridLimitRunInSlices) {
   }
 }
 
+// Addresses beyond 2^31 elements, without the memory: minGRU at B = 2, T = 1, d = 2^30 + 256 (2^31 +
+// 512 elements per tensor, 8 GiB each, allocated untouched), only the grid's last block run (batch
+// element 1, the last 128 channels: elements 2^31 + 384 .. 2^31 + 511). With 32-bit index arithmetic
+// the block would read and write 2^32 elements too low, outside the allocation (the emulator's
+// bounds check), or into the wrong place; here it reads its inputs and writes h where they are.
+TEST(Emulation, AddressesBeyondTwoToThe31Elements) {
+  auto compiled = compileReference(readModel("mingru"), "mingru.scan");
+  ASSERT_TRUE(compiled);
+  cuda::KernelPackage package = packageOf(*compiled->module);
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  const int64_t D = (int64_t{1} << 30) + 256, channels = 128;
+  const unsigned blocks = static_cast<unsigned>((D + channels - 1) / channels);
+  device->options().onlyBlock = std::array<unsigned, 3>{blocks - 1, 1, 0};
+  device->options().detectRaces = false;
+  device->options().recordTraffic = false;
+  cuda::RecurrenceRunner runner(package, "mingru", *device);
+  cuda::Shape shape{2, 1, {{"d", D}}};
+  cuda::Plan plan = runner.plan(shape, cuda::Strategy::Sequential, std::nullopt);
+  const size_t bytes = static_cast<size_t>(2 * D) * sizeof(float);
+  cuda::BufferMap buffers;
+  for (const char *name : {"k", "u", "h"}) buffers[name] = device->allocateUntouched(bytes);
+
+  // The last block's elements: batch element 1, channels [first, D).
+  const int64_t first = (blocks - 1) * channels, count = D - first, offset = D + first;
+  ASSERT_GT(offset, int64_t{1} << 31);
+  std::vector<float> k(count), u(count), h(count, NAN);
+  for (int64_t i = 0; i < count; ++i) {
+    k[i] = 0.25f + 0.001f * static_cast<float>(i);
+    u[i] = -0.5f + 0.01f * static_cast<float>(i);
+  }
+  device->upload(buffers["k"] + offset * sizeof(float), k.data(), count * sizeof(float));
+  device->upload(buffers["u"] + offset * sizeof(float), u.data(), count * sizeof(float));
+  runner.forward(shape, plan, buffers);
+  device->download(h.data(), buffers["h"] + offset * sizeof(float), count * sizeof(float));
+  for (int64_t i = 0; i < count; ++i) {
+    double z = 1 / (1 + std::exp(-double(k[i]))), g = u[i] >= 0 ? u[i] + 0.5 : 1 / (1 + std::exp(-double(u[i])));
+    EXPECT_NEAR(h[i], z * g, 1e-6) << "channel " << first + i;  // from h0 = 0: h = z * g(u)
+  }
+}
+
 // The package `scanc --emit-package` wrote at build time, read from disk with its goldens, exactly
 // as scan-package-run does on a GPU machine.
 TEST(EmittedPackage, GoldensPassOnTheEmulation) {

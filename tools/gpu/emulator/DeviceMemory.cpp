@@ -6,10 +6,11 @@
 
 namespace scanforge::gpu {
 
-cuda::DevicePtr DeviceMemory::allocate(size_t bytes) {
+cuda::DevicePtr DeviceMemory::allocate(size_t bytes, bool zeroed) {
   size_t padded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   Allocation a;
-  a.storage = std::make_unique<std::byte[]>(padded + 2 * kGuard + kAlignment);
+  a.storage = zeroed ? std::make_unique<std::byte[]>(padded + 2 * kGuard + kAlignment)
+                     : std::make_unique_for_overwrite<std::byte[]>(padded + 2 * kGuard + kAlignment);
   auto raw = reinterpret_cast<uintptr_t>(a.storage.get()) + kGuard;
   a.begin = (raw + kAlignment - 1) / kAlignment * kAlignment;
   a.end = a.begin + bytes;

@@ -27,7 +27,9 @@ class DeviceMemory {
  public:
   static constexpr size_t kAlignment = 256, kGuard = 1024;
 
-  cuda::DevicePtr allocate(size_t bytes);
+  // Zero-filled like a fresh page; `zeroed` false leaves it untouched, so that the host commits only
+  // the pages a launch touches (address tests of buffers larger than the host's memory).
+  cuda::DevicePtr allocate(size_t bytes, bool zeroed = true);
   void release(cuda::DevicePtr ptr) noexcept;
   // The allocation holding [address, address + bytes), or null.
   Allocation *find(uintptr_t address);

@@ -23,7 +23,7 @@ class EmulatedModule : public cuda::LoadedModule {
         throw cuda::CudaError("launch of " + kernel + ": grid " + (axis == 1 ? "y" : "z") + " = " +
                               std::to_string(c.grid[axis]) + " exceeds the device's limit of " +
                               std::to_string(o.maxGridYZ));
-    LaunchOptions options{o.seed + device_.launches_++, o.residentBlocks, o.detectRaces, o.recordTraffic};
+    LaunchOptions options{o.seed + device_.launches_++, o.residentBlocks, o.detectRaces, o.recordTraffic, o.onlyBlock};
     EmulatedBackend::KernelRecord &record = device_.kernels_[kernel];
     record.library = library_;
     ++record.launches;

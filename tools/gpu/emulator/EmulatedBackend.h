@@ -4,9 +4,11 @@
 // kernel, block, thread and line), and its memory traffic is recorded per instruction.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct EmulatorOptions {
   bool detectRaces = true;
   bool recordTraffic = true;
   int64_t maxGridYZ = 65535;  // a smaller grid limit lets tests slice small batches
+  // Run only this block (x, y, z) of every launch, the others as if they did nothing: address tests
+  // of grids too large to emulate whole.
+  std::optional<std::array<unsigned, 3>> onlyBlock;
   std::filesystem::path cacheDir;  // compiled kernel libraries
   // The host compiler and extra flags: by default, the compiler this build used, with its
   // undefined-behaviour sanitizer if it had one.
@@ -44,6 +49,8 @@ class EmulatedBackend : public cuda::DeviceBackend {
   size_t sharedBytesPerBlock() const override { return 48 * 1024; }
   int64_t maxGridYZ() const override { return options_.maxGridYZ; }
   cuda::DevicePtr allocate(size_t bytes) override { return memory_.allocate(bytes); }
+  // Memory whose pages the host commits only where a launch touches them (not zeroed).
+  cuda::DevicePtr allocateUntouched(size_t bytes) { return memory_.allocate(bytes, false); }
   void release(cuda::DevicePtr ptr) noexcept override { memory_.release(ptr); }
   void zero(cuda::DevicePtr ptr, size_t bytes, cuda::Stream stream) override;
   void upload(cuda::DevicePtr dst, const void *src, size_t bytes) override;

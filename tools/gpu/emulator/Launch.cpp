@@ -619,9 +619,16 @@ void Launch::run() {
   uint32_t total = grid_.x * grid_.y * grid_.z;
   unsigned slots =
       options_.residentBlocks ? options_.residentBlocks : residentBlocksPerSm(config_.block, config_.sharedBytes);
-  std::vector<uint32_t> order(total);
-  for (uint32_t i = 0; i < total; ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), rng_);
+  std::vector<uint32_t> order;
+  if (const auto &only = options_.onlyBlock) {
+    if ((*only)[0] >= grid_.x || (*only)[1] >= grid_.y || (*only)[2] >= grid_.z)
+      throw CudaError(kernel_ + ": the block to run alone lies outside the grid");
+    order = {((*only)[2] * grid_.y + (*only)[1]) * grid_.x + (*only)[0]};
+  } else {
+    order.resize(total);
+    for (uint32_t i = 0; i < total; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng_);
+  }
   size_t next = 0;
   active = this;
   SfEmuHooks hooks{

@@ -17,8 +17,10 @@
 // thread and the source line.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +38,7 @@ struct LaunchOptions {
   unsigned residentBlocks = 0;  // 0: the kernel's occupancy of one SM
   bool detectRaces = true;
   bool recordTraffic = true;
+  std::optional<std::array<unsigned, 3>> onlyBlock;  // run this block alone (EmulatorOptions::onlyBlock)
 };
 
 // Stacks for emulated threads, kept between launches.
