@@ -38,6 +38,31 @@ TEST(Emulation, MinGruOverAHundredThousandSteps) {
   std::cout << "[ emulation ] mingru T=100000: " << summary.describe() << "\n";
 }
 
+// Long sequences whose decay is 1 - 1e-4 (tests/accuracy: minGRU-like and selective-SSM-like, as the
+// CPU backend's accuracy tests): T = 10^5 from initial states, the planner's plan and the sequential
+// one, forward and backward, within the float32 bounds of ReferenceCheck.h against float64. The
+// emulator computes the kernels' exp with the host's, so this checks the carries and the
+// recomputation over ~10^4-step memories, not the GPU's exp.
+TEST(Emulation, LongDecaysOverAHundredThousandSteps) {
+  for (const char *program : {"long_gru", "long_ssm"}) {
+    SCOPED_TRACE(program);
+    std::ifstream in(std::string(SCANFORGE_SOURCE_DIR) + "/tests/accuracy/" + program + ".scan");
+    std::stringstream source;
+    source << in.rdbuf();
+    auto compiled = compileReference(source.str(), std::string(program) + ".scan");
+    ASSERT_TRUE(compiled);
+    std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+    ErrorSummary summary;
+    ReferenceRuns runs;
+    runs.shapes = {{1, 100000, {{"d", 8}, {"n", 4}}}};
+    if (std::string(program) == "long_gru") runs.shapes = {{1, 100000, {{"d", 8}}}};
+    runs.plans = {{std::nullopt, std::nullopt}, {cuda::Strategy::Sequential, std::nullopt}};
+    runs.initialStates = {true};
+    checkAgainstReference(*compiled->module, *device, summary, runs);
+    std::cout << "[ emulation ] " << program << " T=100000: " << summary.describe() << "\n";
+  }
+}
+
 // A batch beyond the grid's y extent runs in slices of at most that many elements (the runner offsets
 // the per-element buffers, shares the parameters and zeroes their gradients once): here with the
 // emulator's limit lowered to 3, B = 7 runs as 3 + 3 + 1, forward and backward under every plan,
