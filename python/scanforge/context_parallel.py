@@ -129,23 +129,13 @@ class _ContextParallelScan(torch.autograd.Function):
         return (None, None, None, None, None, *grad_inputs, *grad_initial)
 
 
-def _sizes(sig, inputs, params):
-    """B, T and every dimension's size, from the inputs and parameters (the scan op checks them)."""
-    sizes = {"B": inputs[0].shape[0], "T": inputs[0].shape[1]}
-    for port, t in zip(sig.inputs, inputs):
-        sizes.update(zip(port.dims, t.shape[2:]))
-    for port, t in zip(sig.params, params):
-        sizes.update(zip(port.dims, t.shape))
-    return sizes
-
-
 def _state_like(sig, state, inputs, params):
     """Zeros shaped and typed as `state` ([B, dims...]; float32 unless the call is float64)."""
-    n = _sizes(sig, inputs, params)
+    n = sig.sizes(inputs, params)
     dtype = torch.float64 if inputs[0].dtype == torch.float64 else torch.float32
     return torch.zeros(n["B"], *[n[d] for d in state.dims], dtype=dtype, device=inputs[0].device)
 
 
 def _zeros_output(sig, port, inputs, params):
-    n = _sizes(sig, inputs, params)
+    n = sig.sizes(inputs, params)
     return torch.zeros(n["B"], n["T"], *[n[d] for d in port.dims], dtype=inputs[0].dtype, device=inputs[0].device)

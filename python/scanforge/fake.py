@@ -5,15 +5,7 @@ import json
 
 import torch
 
-
-def _sizes(sig, inputs, params):
-    """B, T and every dimension's size, from the inputs and parameters (the op checks them)."""
-    sizes = {"B": inputs[0].shape[0], "T": inputs[0].shape[1]}
-    for port, t in zip(sig["inputs"], inputs):
-        sizes.update(zip(port["dims"], t.shape[2:]))
-    for port, t in zip(sig["params"], params):
-        sizes.update(zip(port["dims"], t.shape))
-    return sizes
+from scanforge.recurrence import Signature
 
 
 def register():
@@ -23,7 +15,7 @@ def register():
     @torch.library.register_fake("scanforge::scan")
     def _scan(key, inputs, params, initial_names, initial, cu_seqlens=None):
         sig = json.loads(torch.ops.scanforge.signature(key))
-        n = _sizes(sig, inputs, params)
+        n = Signature(sig).sizes(inputs, params)
         rows = n["B"] if cu_seqlens is None else cu_seqlens.shape[0] - 1  # packed: one state row per sequence
         outputs = [inputs[0].new_empty(n["B"], n["T"], *[n[d] for d in p["dims"]]) for p in sig["outputs"]]
         return outputs + [inputs[0].new_empty(rows, *[n[d] for d in s["dims"]]) for s in sig["states"]]
@@ -35,5 +27,5 @@ def register():
     @torch.library.register_fake("scanforge::scan_step")
     def _scan_step(key, inputs, params, state_names, states):
         sig = json.loads(torch.ops.scanforge.signature(key))
-        n = _sizes(sig, [t.unsqueeze(1) for t in inputs], params)
+        n = Signature(sig).sizes([t.unsqueeze(1) for t in inputs], params)
         return [inputs[0].new_empty(n["B"], *[n[d] for d in p["dims"]]) for p in sig["outputs"] + sig["states"]]

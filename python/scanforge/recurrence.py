@@ -28,6 +28,16 @@ class Signature:
         self.inputs, self.params, self.states, self.outputs = (
             [Port(p) for p in desc[kind]] for kind in ("inputs", "params", "states", "outputs"))
 
+    def sizes(self, inputs, params):
+        """B, T and every dimension's size, from per-step inputs [B, T, ...] and parameters in port
+        order (the scan op checks that they agree)."""
+        sizes = {"B": inputs[0].shape[0], "T": inputs[0].shape[1]}
+        for port, t in zip(self.inputs, inputs):
+            sizes.update(zip(port.dims, t.shape[2:]))
+        for port, t in zip(self.params, params):
+            sizes.update(zip(port.dims, t.shape))
+        return sizes
+
     def __repr__(self):
         def ports(ps):
             return ", ".join(map(repr, ps))
