@@ -11,13 +11,6 @@ using Halide::Var;
 
 namespace {
 
-// 1/x from the hardware estimate and one Newton step (about 2^-22 relative).
-Expr reciprocal(Expr x) {
-  Expr r = Halide::fast_inverse(x);
-  return r * (2.0f - x * r);
-}
-Expr sigmoid(Expr a) { return reciprocal(1.0f + cpu::exp(-a)); }
-
 // atomic() vectorisation of a reduction needs Halide to prove its update associative, and the
 // prover does not see through every term (quotients, for one); such a sum keeps the plain schedule.
 bool provablyAssociative(Func &r) {
@@ -71,7 +64,15 @@ Expr Lowering::compute(int id) {
   namespace math = mlir::math;
   const Node &n = g_.node(id);
   auto x = [&](unsigned i) { return expr(n.operands[i]); };
-  if (n.sigmoidOnly) return sigmoid(x(0));
+  // sigmoid(-y) and softplus(-y) are built from y, so that they share exp(-|y|) with sigmoid(y)
+  // and softplus(y) (minLSTM's sigmoid(r), sigmoid(-r); its softplus(-i) and derivative sigmoid(-i)).
+  auto negated = [&] {
+    const Node &operand = g_.node(n.operands[0]);
+    return operand.op && llvm::isa<arith::NegFOp>(operand.op);
+  };
+  auto magnitudeOf = [&] { return negated() ? expr(g_.node(n.operands[0]).operands[0]) : x(0); };
+  auto sigmoid = [&] { return cpu::sigmoid(magnitudeOf(), negated()); };
+  if (n.sigmoidOnly) return sigmoid();
   return llvm::TypeSwitch<mlir::Operation *, Expr>(n.op)
       .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> Expr {
         if (auto f = llvm::dyn_cast<mlir::FloatAttr>(c.getValue())) return Expr(static_cast<float>(f.getValueAsDouble()));
@@ -94,10 +95,9 @@ Expr Lowering::compute(int id) {
       .Case<math::TanhOp>([&](auto) { return Halide::tanh(x(0)); })
       .Case<math::SqrtOp>([&](auto) { return Halide::sqrt(x(0)); })
       .Case<math::AbsFOp>([&](auto) { return Halide::abs(x(0)); })
-      .Case<scan::SigmoidOp>([&](auto) { return sigmoid(x(0)); })
-      .Case<scan::SoftplusOp>([&](auto) {
-        Expr a = x(0);  // max(a, 0) + log(1 + exp(-|a|)): no overflow for large |a|
-        return Halide::max(a, 0.0f) + cpu::log1p(cpu::exp(-Halide::abs(a)));
+      .Case<scan::SigmoidOp>([&](auto) { return sigmoid(); })
+      .Case<scan::SoftplusOp>([&](auto) {  // max(a, 0) + log(1 + exp(-|a|)): no overflow for large |a|
+        return Halide::max(x(0), 0.0f) + cpu::log1p(cpu::exp(-Halide::abs(magnitudeOf())));
       })
       .Case<scan::GOp>([&](auto) {
         Expr a = x(0);

@@ -37,6 +37,13 @@ Expr exp(Expr x) {
   return Halide::select(isNan(x), x, p * twoTo(half) * twoTo(ki - half));
 }
 
+Expr sigmoid(Expr x, bool negated) {
+  // e = exp(-|x|) in (0, 1] never overflows; sigmoid(|x|) = 1 / (1 + e), sigmoid(-|x|) = e / (1 + e).
+  // sigmoid(x) and sigmoid(-x) build the same e and q, which Halide computes once.
+  Expr e = cpu::exp(-Halide::abs(x)), q = 1.0f / (1.0f + e);
+  return negated ? Halide::select(x > 0.0f, e * q, q) : Halide::select(x >= 0.0f, q, e * q);
+}
+
 Expr log(Expr x) {
   // x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172.
   Expr subnormal = x < 1.17549435e-38f;
@@ -50,17 +57,18 @@ Expr log(Expr x) {
   Expr s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
   // 2 atanh(s) / s = 2 (1 + s^2/3 + s^4/5 + ...): the first omitted term is below 2e-11.
   Expr logm = s * horner(s2, {2.0f / 13, 2.0f / 11, 2.0f / 9, 2.0f / 7, 2.0f / 5, 2.0f / 3, 2.0f});
-  Expr result = Halide::strict_float(ef * kLn2High + (ef * kLn2Low + logm));
+  Expr result = ef * kLn2High + (ef * kLn2Low + logm);
   Expr xbits = Halide::reinterpret<int>(x);  // sign bit set: negative (or -0, -NaN)
   const float inf = INFINITY, nan = NAN;
   return Halide::select(magnitudeBits(x) == 0, -inf, xbits < 0 || isNan(x), nan, xbits == 0x7f800000, inf, result);
 }
 
 Expr log1p(Expr x) {
-  // log(u) (x / (u - 1)) with u = 1 + x corrects the rounding of u (Goldberg); exact for u == 1.
-  // Strict: to Halide's simplifier (1 + x) - 1 is x, which would undo the correction.
-  Expr u = Halide::strict_float(1.0f + x), delta = Halide::strict_float(u - 1.0f);
-  return Halide::select(delta == 0.0f, x, cpu::log(u) * Halide::strict_float(x / delta));
+  // log(1 + x) = 2 atanh(s), s = x / (2 + x) in [0, 1/3]: one division and a polynomial, no
+  // range reduction; exact as x -> 0 (2s -> x). The first omitted term, s^17 / 17, is below
+  // 3e-8 of the result at s = 1/3.
+  Expr s = x / (2.0f + x), s2 = s * s;
+  return s * horner(s2, {2.0f / 15, 2.0f / 13, 2.0f / 11, 2.0f / 9, 2.0f / 7, 2.0f / 5, 2.0f / 3, 2.0f});
 }
 
 }  // namespace scanforge::cpu

@@ -1,4 +1,4 @@
-// exp, log and log1p of float32 as Halide expressions, vectorisable, within a few ulp and without
+// exp, log, log1p, reciprocal and sigmoid of float32 as Halide expressions, vectorisable, within a few ulp and without
 // the systematic bias of Halide's own polynomials (fast_exp is accurate to about 2^-18, and its
 // bias compounds over long sequences whose decay is close to 1: see docs/cpu.md, "Accuracy").
 #pragma once
@@ -9,9 +9,11 @@ namespace scanforge::cpu {
 
 // e^x for x clamped to [-87.34, 88.72] (results stay normal and finite); NaN stays NaN.
 Halide::Expr exp(Halide::Expr x);
+// sigmoid(x), or sigmoid(-x) when `negated`: e = exp(-|x|) and 1 / (1 + e), shared by both.
+Halide::Expr sigmoid(Halide::Expr x, bool negated = false);
 // log x: -inf at 0, NaN below 0 and for NaN, inf at inf; subnormal x handled.
 Halide::Expr log(Halide::Expr x);
-// log(1 + x) for x >= 0, accurate when x is tiny (softplus).
+// log(1 + x) for x in [0, 1] (softplus's log(1 + exp(-|a|))), accurate when x is tiny.
 Halide::Expr log1p(Halide::Expr x);
 
 }  // namespace scanforge::cpu

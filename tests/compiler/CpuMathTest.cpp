@@ -16,9 +16,11 @@ namespace {
 
 struct ErrorStats {
   double maxUlps = 0, sumRelative = 0;
+  float worst = 0;  // the argument of the largest error
   size_t n = 0;
-  void add(float got, double want) {
+  void add(float got, double want, float argument = 0) {
     double ulp = std::nextafter(std::fabs(static_cast<float>(want)), INFINITY) - std::fabs(static_cast<float>(want));
+    if (std::fabs(got - want) / ulp > maxUlps) worst = argument;
     maxUlps = std::max(maxUlps, std::fabs(got - want) / ulp);
     sumRelative += (got - want) / std::fabs(want);
     ++n;
@@ -30,39 +32,53 @@ TEST(CpuMath, ExpLogAndSoftplusAreAccurateAndUnbiased) {
   const char *samplesEnv = std::getenv("SCANFORGE_MATH_SAMPLES");
   const int64_t samples = samplesEnv ? std::atoll(samplesEnv) : 1000000, d = 1000, T = (samples + d - 1) / d;
   CompiledModule module = compileModuleSource("math.scan", R"(
-recurrence math(x[d], p[d]) -> y[d], z[d], w[d] {
+recurrence math(x[d], p[d]) -> y[d], z[d], w[d], u[d], v[d] {
   s = 0.5 * s + x
   y = exp(x) + 0 * s
   z = log(p)
   w = softplus(x)
+  u = sigmoid(x)
+  v = sigmoid(-x)
 }
 )");
   Recurrence rec = module.recurrence();
   std::mt19937_64 gen(7);
   std::uniform_real_distribution<float> exponent(-87.0f, 88.0f), logArgument(-80.0f, 80.0f);
-  std::vector<float> x(T * d), p(T * d), y(T * d), z(T * d), w(T * d);
+  std::vector<float> x(T * d), p(T * d), y(T * d), z(T * d), w(T * d), u(T * d), v(T * d);
   for (int64_t i = 0; i < T * d; ++i) {
     x[i] = exponent(gen);
     p[i] = std::exp(logArgument(gen));  // log's arguments spread over 70 binades
   }
   std::vector<int64_t> shape = {1, T, d};
   rec.forward({{"x", {x.data(), shape}}, {"p", {p.data(), shape}}}, {}, {},
-              {{"y", {y.data(), shape}}, {"z", {z.data(), shape}}, {"w", {w.data(), shape}}}, {}, nullptr);
-  ErrorStats e, l, s;
+              {{"y", {y.data(), shape}}, {"z", {z.data(), shape}}, {"w", {w.data(), shape}}, {"u", {u.data(), shape}},
+               {"v", {v.data(), shape}}},
+              {}, nullptr);
+  ErrorStats e, l, s, g;
+  double tinySigmoidError = 0;  // where sigmoid is below the smallest normal float: absolute
+  auto sigmoid = [&](float got, double x, ErrorStats &stats) {
+    double want = 1.0 / (1.0 + std::exp(-x));
+    if (want >= 1.17549435e-38) stats.add(got, want, static_cast<float>(x));
+    else tinySigmoidError = std::max(tinySigmoidError, std::fabs(got - want));
+  };
   for (int64_t i = 0; i < T * d; ++i) {
     e.add(y[i], std::exp(static_cast<double>(x[i])));
     double lp = std::log(static_cast<double>(p[i]));
     if (std::fabs(lp) > 1e-3) l.add(z[i], lp);  // near log(1) = 0 a relative error is meaningless
     double xd = x[i];
     s.add(w[i], std::max(xd, 0.0) + std::log1p(std::exp(-std::fabs(xd))));
+    sigmoid(u[i], xd, g);
+    sigmoid(v[i], -xd, g);
   }
   std::printf("[ math ] %zu arguments: exp max %.2f ulp, bias %.2e; log max %.2f ulp, bias %.2e; softplus max %.2f ulp, "
-              "bias %.2e\n",
-              e.n, e.maxUlps, e.bias(), l.maxUlps, l.bias(), s.maxUlps, s.bias());
+              "bias %.2e; sigmoid max %.2f ulp (at %g), bias %.2e\n",
+              e.n, e.maxUlps, e.bias(), l.maxUlps, l.bias(), s.maxUlps, s.bias(), g.maxUlps, g.worst, g.bias());
   EXPECT_LE(e.maxUlps, 4.0);
   EXPECT_LE(l.maxUlps, 4.0);
   EXPECT_LE(s.maxUlps, 6.0);
-  for (const ErrorStats *stats : {&e, &l, &s}) EXPECT_LE(std::fabs(stats->bias()), 1e-8);
+  EXPECT_LE(g.maxUlps, 4.0);
+  EXPECT_LE(tinySigmoidError, 1.17549435e-38);
+  for (const ErrorStats *stats : {&e, &l, &s, &g}) EXPECT_LE(std::fabs(stats->bias()), 1e-8);
 }
 
 // Decays close to 1 are exponentials of small negative numbers: a bias there compounds over
