@@ -119,16 +119,30 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd, const ProgramFacts &fac
   g.decide();
   for (const scan::Port &in : ports.inputs()) s.bindStep(in);
   for (const scan::Port &p : ports.params()) s.bindParam(p);
+  // Outputs that are a state's values (minGRU's h), each state into the first such output.
+  std::map<std::string, size_t> scannedInto;  // state -> output index
+  for (size_t i = 0; i < ports.outputs().size(); ++i) {
+    const Node &n = g.node(outputs[i]);
+    if (n.op || n.leaf.role != LeafRole::State || scannedInto.count(n.leaf.name)) continue;
+    if (s.canScanInto(portOf(ports, scan::PortKind::State, n.leaf.name), ports.outputs()[i]))
+      scannedInto[n.leaf.name] = i;
+  }
   std::map<std::string, StateScan> states;
   for (const scan::Port &state : ports.states())
-    s.newState(states, state, fwd.getReverse(), s.bind(s.program().initial, "start", state, false));
+    s.newState(states, state, fwd.getReverse(), s.bind(s.program().initial, "start", state, false),
+               scannedInto.count(state.name) ? ports.outputs()[scannedInto.at(state.name)].name : "");
   Lowering lower(s, g, leafExprs(s, ports, states, nullptr));
   for (size_t i = 0; i < ports.states().size(); ++i)
     s.defineScan(states.at(ports.states()[i].name), lower.expr(updates[i].first), lower.expr(updates[i].second));
   const scan::ParallelDims &parallel = *facts.parallel;
   for (size_t i = 0; i < ports.outputs().size(); ++i) {
     const scan::Port &out = ports.outputs()[i];
-    s.addStepOutput(out, lower.expr(outputs[i]), parallel.partialOver(valueOf(out)));
+    const Node &n = g.node(outputs[i]);
+    auto into = n.op ? scannedInto.end() : scannedInto.find(n.leaf.name);
+    if (into != scannedInto.end() && into->second == i)
+      s.addStateOutput(out, states.at(n.leaf.name), parallel.partialOver(valueOf(out)));
+    else
+      s.addStepOutput(out, lower.expr(outputs[i]), parallel.partialOver(valueOf(out)));
   }
   for (const scan::Port &state : ports.states()) s.addFinal(states.at(state.name));
   s.program().channelDims = parallel.channelDims();

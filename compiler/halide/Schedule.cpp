@@ -161,18 +161,29 @@ void Schedule::reorderLoops(Halide::Stage stage, const std::vector<int> &dims, s
 
 // ---- states ----
 
-Expr Schedule::before(const StateScan &s, Expr t) const { return s.func(args(s.dims, previous(s, t))); }
+Expr Schedule::before(const StateScan &s, Expr t) const {
+  if (!s.output) return s.func(args(s.dims, previous(s, t)));
+  // No slot before the first step: the start value there, and an index Halide's bounds keep inside.
+  Expr inside = s.reverse ? Halide::min(previous(s, t), steps() - 1) : Halide::max(previous(s, t), 0);
+  return Halide::select(t == firstStep(s), s.start(args(s.dims)), s.func(args(s.dims, inside)));
+}
 Expr Schedule::after(const StateScan &s, Expr t) const { return s.func(args(s.dims, t)); }
 
 StateScan &Schedule::newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
-                              BoundInput &start) {
+                              BoundInput &start, const std::string &intoOutput) {
   StateScan &s = states[state.name];
   s.name = state.name;
   s.dims = layoutOf(state);
   s.reverse = reverse;
-  s.func = Func("scan_" + sanitize(state.name));
+  s.output = !intoOutput.empty();
+  s.func = Func(s.output ? "out_" + sanitize(intoOutput) : "scan_" + sanitize(state.name));
   s.start = start.param;
   return s;
+}
+
+bool Schedule::canScanInto(const scan::Port &state, const scan::Port &out) const {
+  std::vector<int> dims = layoutOf(state);
+  return !out.bf16 && layoutOf(out) == dims && (dims.empty() || vectorDim(maskOf(dims)) == dims.back());
 }
 
 void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
@@ -185,6 +196,21 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
   B(withT) = b;
   s.func(withT) = Halide::undef<float>();
   std::vector<Expr> at(pure.begin(), pure.end());
+  int vec = vectorDim(maskOf(s.dims));
+  if (s.output) {  // the first step from the start value, then the others from their predecessor
+    at.push_back(firstStep(s));
+    s.func(at) = A(at) * s.start(args(s.dims)) + B(at);
+    Halide::RDom r(1, steps() - 1, "r_" + base);
+    Expr tr = s.reverse ? steps() - 1 - r.x : Expr(r.x);
+    at.back() = previous(s, tr);
+    Expr prev = s.func(at);
+    at.back() = tr;
+    s.func(at) = A(at) * prev + B(at);
+    vectorizeStage(s.func.update(0), vec);
+    reorderLoops(s.func.update(1), s.dims, r.x);
+    vectorizeStage(s.func.update(1), vec);
+    return;
+  }
   at.push_back(startIndex(s));
   s.func(at) = s.start(args(s.dims));
   Halide::RDom r(0, steps(), "r_" + base);
@@ -193,7 +219,6 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
   s.func(at) = A(at) * before(s, tr) + B(at);
   s.func.compute_root();
   storeVectorFirst(s.func, s.dims, true);
-  int vec = vectorDim(maskOf(s.dims));
   vectorizeStage(s.func.update(0), vec);
   reorderLoops(s.func.update(1), s.dims, r.x);
   vectorizeStage(s.func.update(1), vec);
@@ -209,6 +234,10 @@ void Schedule::addStepOutput(const scan::Port &out, Expr value, DimMask partialO
   f(lhs) = out.bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
   if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
   program_.outputs.push_back({layout, f, partialOver});
+}
+
+void Schedule::addStateOutput(const scan::Port &out, const StateScan &s, DimMask partialOver) {
+  program_.outputs.push_back({PortLayout{out.name, layoutOf(out), false, true}, s.func, partialOver});
 }
 
 void Schedule::addFinal(const StateScan &s) {

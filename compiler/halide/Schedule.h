@@ -16,10 +16,15 @@ namespace scanforge::cpu {
 
 // A state's values over one chunk. func(dims..., t) is the value after step t; the slot just
 // before the chunk's first step (t = -1, or t = steps for a reverse scan) holds its start value.
+//
+// A state that is itself a per-step output (minGRU's h) is scanned straight into the output's
+// buffer instead (`output`): its first step is peeled off to read the start value, and there is
+// no slot before it, so the chunk's values are not copied out afterwards.
 struct StateScan {
   std::string name;
   std::vector<int> dims;  // layout order
   bool reverse = false;
+  bool output = false;
   Halide::Func func;
   Halide::ImageParam start;
 };
@@ -67,13 +72,19 @@ class Schedule {
   Halide::Expr before(const StateScan &s, Halide::Expr t) const;
   Halide::Expr after(const StateScan &s, Halide::Expr t) const;
   StateScan &newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
-                      BoundInput &start);
+                      BoundInput &start, const std::string &intoOutput = "");
+  // (intoOutput: the per-step output the state is scanned into, see StateScan.)
+  // Whether `state` can be scanned straight into per-step output `out`: the same layout, f32, and
+  // a vector dimension innermost in it (the output's storage order is the tensor's).
+  bool canScanInto(const scan::Port &state, const scan::Port &out) const;
   // s(t) = a(t) * s(t-1) + b(t), scanned serially in the state's direction; the gate math of a and
   // b is inlined into the update.
   void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b);
 
   // ---- results ----
   void addStepOutput(const scan::Port &out, Halide::Expr value, scan::DimMask partialOver);
+  // Output `out` is the values of `s`, a state scanned into it (newState's `output`).
+  void addStateOutput(const scan::Port &out, const StateScan &s, scan::DimMask partialOver);
   void addFinal(const StateScan &s);
   // The chunk's sum over t of value, accumulated in vector-friendly storage and then written out
   // in the parameter's layout.
@@ -82,6 +93,7 @@ class Schedule {
 
  private:
   Halide::Expr startIndex(const StateScan &s) const { return s.reverse ? steps() : Halide::Expr(-1); }
+  Halide::Expr firstStep(const StateScan &s) const { return s.reverse ? steps() - 1 : Halide::Expr(0); }
   Halide::Expr previous(const StateScan &s, Halide::Expr t) const { return s.reverse ? t + 1 : t - 1; }
 
   scan::DimTable table_;
