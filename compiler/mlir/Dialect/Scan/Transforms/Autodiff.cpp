@@ -94,15 +94,31 @@ class Differentiator {
   }
 
   // Adds `contribution` to the adjoint of forward value `v`, summing away dimensions v lacks.
-  void accumulate(Value v, Value contribution, MathBuilder &m) {
+  // `use` is the recomputed result of the op that reads v: v was broadcast along its dimensions,
+  // so v's adjoint sums the contribution over every one of them that v lacks. An adjoint may lack
+  // some of them itself (one coming back from sum(n: ...) is the same for every n): it is then
+  // broadcast along them first, or the sum would drop a factor |n| (scan-fuzz seed 7254:
+  // sum(n: x0 + x1) with x0[d] gave x0.grad / |n|).
+  void accumulate(Value v, Value contribution, MathBuilder &m, Value use = {}) {
     if (!active(v)) return;
     DimMask want = dims_.of(v);
     DimMask have = dims_.ofNew(contribution);
+    if (use && (dims_.ofNew(use) & ~want & ~have)) {
+      contribution = m.mul(contribution, onesLike(use, m));
+      have = dims_.ofNew(contribution);
+    }
     for (size_t d = 0; d < dims_.table().size(); ++d)
       if ((have & ~want) & (1u << d)) contribution = m.sum(contribution, dims_.table().name(static_cast<int>(d)));
     auto it = adj_.find(v);
     if (it == adj_.end()) adj_[v] = contribution;
     else it->second = m.add(it->second, contribution);
+  }
+
+  // 1 with the dimensions of `x`, for every x (NaN included), from ops the backends already
+  // have: the scan dialect has no broadcast, and a select of two equal constants folds away.
+  Value onesLike(Value x, MathBuilder &m) {
+    Value c = m.cmp(arith::CmpFPredicate::OGE, x, m.constant(0.0));
+    return m.add(m.select(c, m.constant(1.0), m.constant(0.0)), m.select(c, m.constant(0.0), m.constant(1.0)));
   }
 
   void sweep() {
@@ -122,7 +138,8 @@ class Differentiator {
     }
   }
 
-  // Propagates the adjoint `g` of op's result to its operands.
+  // Propagates the adjoint `g` of op's result to its operands. An operand of a binary op, a select
+  // or an update may have fewer dimensions than the result (it is broadcast): accumulate() is told r.
   void differentiate(mlir::Operation *op, Value g, MathBuilder &m) {
     auto x = [&](unsigned i) { return fwdToBwd(op->getOperand(i)); };
     Value r = fwdToBwd(op->getResult(0));
@@ -131,37 +148,37 @@ class Differentiator {
     llvm::TypeSwitch<mlir::Operation *>(op)
         .Case<UpdateOp>([&](UpdateOp up) {
           Value prev = saved_[up.getName()];
-          accumulate(up.getA(), m.mul(g, prev), m);
-          accumulate(up.getB(), g, m);
+          accumulate(up.getA(), m.mul(g, prev), m, r);
+          accumulate(up.getB(), g, m, r);
           prevAdj_[up.getName()] = m.mul(x(0), g);
         })
         .Case<arith::AddFOp>([&](auto) {
-          accumulate(op->getOperand(0), g, m);
-          accumulate(op->getOperand(1), g, m);
+          accumulate(op->getOperand(0), g, m, r);
+          accumulate(op->getOperand(1), g, m, r);
         })
         .Case<arith::SubFOp>([&](auto) {
-          accumulate(op->getOperand(0), g, m);
-          accumulate(op->getOperand(1), m.neg(g), m);
+          accumulate(op->getOperand(0), g, m, r);
+          accumulate(op->getOperand(1), m.neg(g), m, r);
         })
         .Case<arith::MulFOp>([&](auto) {
-          accumulate(op->getOperand(0), m.mul(g, x(1)), m);
-          accumulate(op->getOperand(1), m.mul(g, x(0)), m);
+          accumulate(op->getOperand(0), m.mul(g, x(1)), m, r);
+          accumulate(op->getOperand(1), m.mul(g, x(0)), m, r);
         })
         .Case<arith::DivFOp>([&](auto) {
           Value gx = m.div(g, x(1));
-          accumulate(op->getOperand(0), gx, m);
-          accumulate(op->getOperand(1), m.neg(m.mul(gx, r)), m);  // d(x/y)/dy = -(x/y)/y
+          accumulate(op->getOperand(0), gx, m, r);
+          accumulate(op->getOperand(1), m.neg(m.mul(gx, r)), m, r);  // d(x/y)/dy = -(x/y)/y
         })
         .Case<arith::NegFOp>([&](auto) { accumulate(op->getOperand(0), m.neg(g), m); })
         .Case<arith::MaximumFOp, arith::MinimumFOp>([&](auto) {
           P pred = llvm::isa<arith::MaximumFOp>(op) ? P::OGE : P::OLE;
           Value firstWins = m.cmp(pred, x(0), x(1));
-          accumulate(op->getOperand(0), m.select(firstWins, g, zero()), m);
-          accumulate(op->getOperand(1), m.select(firstWins, zero(), g), m);
+          accumulate(op->getOperand(0), m.select(firstWins, g, zero()), m, r);
+          accumulate(op->getOperand(1), m.select(firstWins, zero(), g), m, r);
         })
         .Case<arith::SelectOp>([&](auto) {
-          accumulate(op->getOperand(1), m.select(x(0), g, zero()), m);
-          accumulate(op->getOperand(2), m.select(x(0), zero(), g), m);
+          accumulate(op->getOperand(1), m.select(x(0), g, zero()), m, r);
+          accumulate(op->getOperand(2), m.select(x(0), zero(), g), m, r);
         })
         .Case<mlir::math::ExpOp>([&](auto) { accumulate(op->getOperand(0), m.mul(g, r), m); })
         .Case<mlir::math::LogOp>([&](auto) { accumulate(op->getOperand(0), m.div(g, x(0)), m); })
