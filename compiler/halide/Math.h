@@ -1,5 +1,5 @@
-// exp, log, log1p, reciprocal and sigmoid of float32 as Halide expressions, vectorisable, within a few ulp and without
-// the systematic bias of Halide's own polynomials (fast_exp is accurate to about 2^-18, and its
+// exp, log, log1p and sigmoid of float32 as Halide expressions, vectorisable, within a few ulp and
+// without the systematic bias of Halide's own polynomials (fast_exp is accurate to about 2^-18, and its
 // bias compounds over long sequences whose decay is close to 1: see docs/cpu.md, "Accuracy").
 #pragma once
 

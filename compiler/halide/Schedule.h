@@ -72,8 +72,7 @@ class Schedule {
   Halide::Expr before(const StateScan &s, Halide::Expr t) const;
   Halide::Expr after(const StateScan &s, Halide::Expr t) const;
   StateScan &newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
-                      BoundInput &start, const std::string &intoOutput = "");
-  // (intoOutput: the per-step output the state is scanned into, see StateScan.)
+                      BoundInput &start, const std::string &intoOutput = "");  // see StateScan
   // Whether `state` can be scanned straight into per-step output `out`: the same layout, f32, and
   // a vector dimension innermost in it (the output's storage order is the tensor's).
   bool canScanInto(const scan::Port &state, const scan::Port &out) const;
@@ -83,7 +82,7 @@ class Schedule {
 
   // ---- results ----
   void addStepOutput(const scan::Port &out, Halide::Expr value, scan::DimMask partialOver);
-  // Output `out` is the values of `s`, a state scanned into it (newState's `output`).
+  // Output `out` is the values of `s`, a state scanned into it (newState's intoOutput).
   void addStateOutput(const scan::Port &out, const StateScan &s, scan::DimMask partialOver);
   void addFinal(const StateScan &s);
   // The chunk's sum over t of value, accumulated in vector-friendly storage and then written out

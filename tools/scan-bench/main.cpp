@@ -34,15 +34,18 @@ using Clock = std::chrono::steady_clock;
 
 // The best of `repeats` timings after a warm-up, as STREAM reports (the machine may be shared).
 template <typename F>
+double timeMs(F &&f) {
+  auto begin = Clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+}
+
+template <typename F>
 double bestMs(int repeats, F &&f) {
   f();  // warm-up (and JIT compilation on first use)
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    auto begin = Clock::now();
-    f();
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
-  }
-  return *std::min_element(times.begin(), times.end());
+  double best = 1e300;
+  for (int i = 0; i < repeats; ++i) best = std::min(best, timeMs(f));
+  return best;
 }
 
 // STREAM's "copy" kernel, a[i] = b[i], split over the threads; counts bytes read + written as
@@ -163,15 +166,18 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
     }
   };
   for (const Port &p : sig.inputs) copyBytes += 2 * bytes(shapes.step(p));
+  auto forward = [&] { rec.forward(inputs, params, {}, outputs, {}, nullptr); };
+  auto forwardBackward = [&] {
+    rec.forward(inputs, params, {}, outputs, {}, &saved);
+    rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {});
+  };
+  copy();  // warm-up (the passes were run above)
   double copyMs = 1e300, fwd = 1e300, fwdBwd = 1e300;
   for (int i = 0; i < repeats; ++i) {
-    copyMs = std::min(copyMs, bestMs(1, copy));
-    fwd = std::min(fwd, bestMs(1, [&] { rec.forward(inputs, params, {}, outputs, {}, nullptr); }));
-    copyMs = std::min(copyMs, bestMs(1, copy));
-    fwdBwd = std::min(fwdBwd, bestMs(1, [&] {
-      rec.forward(inputs, params, {}, outputs, {}, &saved);
-      rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {});
-    }));
+    copyMs = std::min(copyMs, timeMs(copy));
+    fwd = std::min(fwd, timeMs(forward));
+    copyMs = std::min(copyMs, timeMs(copy));
+    fwdBwd = std::min(fwdBwd, timeMs(forwardBackward));
   }
   std::ostringstream shape;
   shape << "B=" << B << " T=" << T;
