@@ -16,4 +16,11 @@ struct CudaUnavailable : CudaError {
   using CudaError::CudaError;
 };
 
+// The planner cannot serve the shapes with these kernels (a step of recomputed state, or the chunk
+// length asked for, exceeds the shared memory a block has): a property of the recurrence and the
+// shapes, not a failure of the device. Callers may pick other shapes or another target.
+struct PlanRefused : CudaError {
+  using CudaError::CudaError;
+};
+
 }  // namespace scanforge::cuda

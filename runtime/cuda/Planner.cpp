@@ -51,7 +51,7 @@ Plan plan(const PlanRequest &r) {
   if (r.recomputeBytesPerStep > 0) {
     maxChunk = kSharedBudget / r.recomputeBytesPerStep;
     if (maxChunk < 1)
-      throw CudaError("one step of recomputed state needs " + std::to_string(r.recomputeBytesPerStep) +
+      throw PlanRefused("one step of recomputed state needs " + std::to_string(r.recomputeBytesPerStep) +
                       " bytes of shared memory per block, more than " + std::to_string(kSharedBudget) + " (" + shapes(r) +
                       "); use smaller register dimensions");
   }
@@ -63,7 +63,7 @@ Plan plan(const PlanRequest &r) {
   if (r.chunk) {
     if (*r.chunk < 1) throw CudaError("chunk length " + std::to_string(*r.chunk) + " is not positive (" + shapes(r) + ")");
     if (*r.chunk > maxChunk)
-      throw CudaError("chunk length " + std::to_string(*r.chunk) + " exceeds the shared-memory bound of " +
+      throw PlanRefused("chunk length " + std::to_string(*r.chunk) + " exceeds the shared-memory bound of " +
                       std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
   }
   Plan sequential = withChunk(Strategy::Sequential, r.chunk ? *r.chunk
@@ -74,7 +74,7 @@ Plan plan(const PlanRequest &r) {
   int64_t longest = std::min(maxChunk, r.steps);
   if (cdiv(r.steps, longest) > r.maxGridYZ) {
     if (cdiv(r.steps, r.maxGridYZ) > maxChunk)
-      throw CudaError("T=" + std::to_string(r.steps) + " needs chunks longer than the shared-memory bound of " +
+      throw PlanRefused("T=" + std::to_string(r.steps) + " needs chunks longer than the shared-memory bound of " +
                       std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
   }
   int64_t shortest = std::max(std::min(kMinChunk, longest), cdiv(r.steps, r.maxGridYZ));

@@ -87,6 +87,8 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.chunk = chunk;
   try {
     return cuda::plan(request);
+  } catch (const PlanRefused &e) {
+    throw PlanRefused(fwd_.name + ": " + e.what());
   } catch (const CudaError &e) {
     throw CudaError(fwd_.name + ": " + e.what());
   }

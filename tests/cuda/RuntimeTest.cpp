@@ -117,6 +117,19 @@ TEST(Planner, ForcedChoicesAndLimits) {
   tooLong.chunk = 13;
   EXPECT_EQ(errorOf([&] { plan(tooLong); }),
             "chunk length 13 exceeds the shared-memory bound of 12 steps (B=1 T=8 channels=1)");
+  // Refusals for shared memory are typed, so that callers can tell them from device failures.
+  EXPECT_THROW(plan(request(1, 8, 1, 60000)), PlanRefused);
+  EXPECT_THROW(plan(tooLong), PlanRefused);
+  PlanRequest empty = request(0, 8, 1);
+  EXPECT_THROW(
+      {
+        try {
+          plan(empty);
+        } catch (const PlanRefused &) {
+          ADD_FAILURE() << "an empty shape is a caller's error, not a refusal";
+        }
+      },
+      CudaError);
 }
 
 TEST(KernelPackage, MalformedManifestsAreNamed) {
