@@ -197,7 +197,10 @@ class Differentiator {
           accumulate(op->getOperand(0), m.select(m.cmp(P::OGE, x(0), zero()), g, m.neg(g)), m);
         })
         .Case<SigmoidOp>([&](auto) {
-          accumulate(op->getOperand(0), m.mul(g, m.mul(r, m.sub(m.constant(1.0), r))), m);
+          // r (1 - r) cancels where the sigmoid saturates upwards (float32 rounds 1 - r to 0 from
+          // x = 17 on, ~1e-3 wrong at x = 10); r sigmoid(-x) keeps a few ulp everywhere, and the
+          // backends build sigmoid(-x) from the exponential sigmoid(x) already computes.
+          accumulate(op->getOperand(0), m.mul(g, m.mul(r, m.sigmoid(m.neg(x(0))))), m);
         })
         .Case<SoftplusOp>([&](auto) { accumulate(op->getOperand(0), m.mul(g, m.sigmoid(x(0))), m); })
         .Case<GOp>([&](auto) {
