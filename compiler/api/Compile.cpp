@@ -1,9 +1,12 @@
 // The CPU side of the C++ API: a Recurrence runs one forward recurrence of a CompiledModule and
 // its generated backward through Halide CPU programs, JIT-compiled on first use and cached in
 // memory by the hash of the compiled IR.
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 
 #include "compiler/api/RecurrenceImpl.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/Ports.h"
@@ -23,6 +26,23 @@ Port apiPort(const scan::Ports &ports, const scan::Port &p) {
 
 std::mutex cacheMutex;
 std::map<std::pair<size_t, int>, std::shared_ptr<detail::Programs>> programCache;
+
+// The host's L2 cache per core, read once: sysconf, else sysfs (containers), else 512 KiB.
+int64_t l2CacheBytes() {
+  static const int64_t bytes = [] {
+    long fromSysconf = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (fromSysconf > 0) return static_cast<int64_t>(fromSysconf);
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index2/size");
+    int64_t size = 0;
+    char unit = 0;
+    if (in >> size && size > 0) {
+      in >> unit;
+      return unit == 'M' ? size << 20 : unit == 'K' ? size << 10 : size;
+    }
+    return int64_t{512} << 10;
+  }();
+  return bytes;
+}
 
 }  // namespace
 
@@ -103,14 +123,14 @@ Shapes Recurrence::shapesOf(const TensorViews &inputs, const TensorViews &params
 int64_t Recurrence::chunkFor(const Shapes &shapes) const {
   if (impl_->options.chunk > 0) return std::min(impl_->options.chunk, shapes.steps);
   // The backward keeps a forward and an adjoint copy of every state for the whole chunk; keep
-  // that within about half of a 512 KiB L2 cache.
+  // that within about half of the host's L2 cache.
   int64_t stateElements = 0;
   for (const Port &s : impl_->signature.states) {
     int64_t n = 1;
     for (const std::string &d : s.dims) n *= shapes.dims.at(d);
     stateElements += n;
   }
-  int64_t chunk = std::clamp<int64_t>((256 * 1024) / std::max<int64_t>(1, 2 * stateElements * 4), 8, 1024);
+  int64_t chunk = std::clamp<int64_t>(l2CacheBytes() / 2 / std::max<int64_t>(1, 2 * stateElements * 4), 8, 1024);
   return std::min(chunk, shapes.steps);
 }
 
