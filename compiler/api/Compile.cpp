@@ -135,7 +135,8 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
 }
 
 void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, const TensorViews &initial,
-                         const TensorViews &outputs, const TensorViews &finals, SavedStates *saved) const {
+                         const TensorViews &outputs, const TensorViews &finals, SavedStates *saved,
+                         Traffic *traffic) const {
   const Signature &sig = impl_->signature;
   Shapes shapes = shapesOf(inputs, params);
   for (const Port &p : sig.inputs) impl_->expect("forward", "input", p, inputs, shapes.step(p), true);
@@ -155,7 +156,10 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   run.finals = Impl::host(finals);
   std::map<std::string, std::vector<float>> checkpoints;
   if (saved) run.checkpointsOut = &checkpoints;
+  cpu::Traffic moved;
+  run.traffic = &moved;
   cpu::runChunked(*impl_->programs->forwardPool, run);
+  if (traffic) *traffic = {moved.read, moved.written};
   if (saved) {
     saved->shapes_ = shapes;
     saved->chunk_ = run.chunk;
@@ -165,7 +169,7 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
 
 void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, const SavedStates &saved,
                           const TensorViews &outputGrads, const TensorViews &finalGrads, const TensorViews &inputGrads,
-                          const TensorViews &paramGrads, const TensorViews &initialGrads) const {
+                          const TensorViews &paramGrads, const TensorViews &initialGrads, Traffic *traffic) const {
   const Signature &sig = impl_->signature;
   Shapes shapes = shapesOf(inputs, params);
   if (saved.empty() && !sig.states.empty())
@@ -204,7 +208,10 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   run.stepOutputs = impl_->adjoints(inputGrads, scan::PortKind::Output);
   run.accums = impl_->adjoints(paramGrads, scan::PortKind::Accum);
   run.finals = impl_->adjoints(initialGrads, scan::PortKind::State);
+  cpu::Traffic moved;
+  run.traffic = &moved;
   cpu::runChunked(*impl_->programs->backwardPool, run);
+  if (traffic) *traffic = {moved.read, moved.written};
 }
 
 std::string Recurrence::halideStatement(bool backward) const {

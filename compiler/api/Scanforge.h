@@ -75,6 +75,14 @@ struct ShapeError : std::invalid_argument {
 };
 
 // What the backward needs from its forward: the states at the start of every time chunk.
+// The bytes a forward() or backward() call read and wrote in memory: its tensors (inputs,
+// parameters, outputs, gradients, start and final states), the forward's checkpoints, and the
+// per-block copies of outputs that blocks of channels sum into (docs/cpu.md, "Channel blocks").
+// The buffers its programs keep for one chunk, which stay in cache, are not counted.
+struct Traffic {
+  int64_t bytesRead = 0, bytesWritten = 0;
+};
+
 class SavedStates {
  public:
   bool empty() const { return checkpoints_.empty() && sequences_.empty(); }
@@ -98,16 +106,18 @@ class Recurrence {
 
   // Writes every output ([B, T, dims...]); `finals` (optional per state) receive the states after
   // the last step; `initial` (optional per state) gives the states before the first step (zero if
-  // absent). With `saved`, keeps what backward() needs.
+  // absent). With `saved`, keeps what backward() needs; with `traffic`, counts the bytes moved.
   void forward(const TensorViews &inputs, const TensorViews &params, const TensorViews &initial,
-               const TensorViews &outputs, const TensorViews &finals, SavedStates *saved) const;
+               const TensorViews &outputs, const TensorViews &finals, SavedStates *saved,
+               Traffic *traffic = nullptr) const;
 
   // Gradients of a loss L given dL/d(outputs) (missing: zero) and dL/d(final states) (missing:
   // zero). Writes dL/d(inputs) for every input, dL/d(params) (summed over batch and time) for
-  // every parameter, and dL/d(initial states) for those requested in `initialGrads`.
+  // every parameter, and dL/d(initial states) for those requested in `initialGrads`. With
+  // `traffic`, counts the bytes moved.
   void backward(const TensorViews &inputs, const TensorViews &params, const SavedStates &saved,
                 const TensorViews &outputGrads, const TensorViews &finalGrads, const TensorViews &inputGrads,
-                const TensorViews &paramGrads, const TensorViews &initialGrads) const;
+                const TensorViews &paramGrads, const TensorViews &initialGrads, Traffic *traffic = nullptr) const;
 
   // Decoding: one time step. Inputs and outputs are [B, dims...] (no time axis); `states` must hold
   // every state, [B, dims...]: read as the states before the step, overwritten with those after it.

@@ -67,6 +67,8 @@ void forEachRun(const PortLayout &layout, const std::vector<int64_t> &sizes, con
   for (int64_t o = 0; o < outer; ++o) visit((o * sizes[block.dim] + block.start) * inner, block.extent * inner);
 }
 
+int64_t bytesOf(const Halide::Buffer<> &b) { return static_cast<int64_t>(b.number_of_elements()) * b.type().bytes(); }
+
 const HostView *find(const HostViews &views, const std::string &name) {
   auto it = views.find(name);
   return it == views.end() ? nullptr : &it->second;
@@ -124,7 +126,8 @@ namespace {
 // One worker: the work units (batch element, channel block) u = first, first + stride, ...
 // blockPartials[i], when not empty, receives output i's per-block partials, [blocks, B, T, ...].
 void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit &split, int64_t first, int64_t stride,
-               std::map<std::string, std::vector<double>> &accumTotals, std::vector<std::vector<float>> &blockPartials) {
+               std::map<std::string, std::vector<double>> &accumTotals, std::vector<std::vector<float>> &blockPartials,
+               Traffic &moved) {
   const std::vector<int64_t> &sizes = run.dimSizes;
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
   // Carried states (in and out of a chunk) and per-chunk parameter-gradient partials, whole-sized;
@@ -143,8 +146,12 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
       int64_t n = static_cast<int64_t>(carryIn[i].size());
       forEachRun(program.initial[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
         float *dst = carryIn[i].data() + offset;
-        if (start) std::memcpy(dst, static_cast<float *>(start->data) + b * n + offset, count * sizeof(float));
-        else std::fill(dst, dst + count, 0.0f);
+        if (start) {
+          std::memcpy(dst, static_cast<float *>(start->data) + b * n + offset, count * sizeof(float));
+          moved.read += count * static_cast<int64_t>(sizeof(float));
+        } else {
+          std::fill(dst, dst + count, 0.0f);
+        }
       });
     }
     for (int64_t k = 0; k < chunks; ++k) {
@@ -157,13 +164,16 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
         params.set(in.param, keep.back());
       };
       keep.reserve(program.inputs.size() + program.params.size() + program.initial.size() + program.checkpoints.size());
-      for (const BoundInput &in : program.inputs)
+      for (const BoundInput &in : program.inputs) {
         bind(in, run.stepInputs.at(in.layout.name).data, (b * run.steps + t0) * product(in.layout.dims, sizes), steps);
+        moved.read += bytesOf(keep.back());
+      }
       for (const BoundInput &p : program.params) bind(p, run.params.at(p.layout.name).data, 0, 0);
       for (size_t i = 0; i < program.initial.size(); ++i) bind(program.initial[i], carryIn[i].data(), 0, 0);
       for (const BoundInput &ck : program.checkpoints) {
         const std::vector<float> &all = run.checkpointsIn->at(ck.layout.name);
         bind(ck, const_cast<float *>(all.data()), (b * chunks + c) * product(ck.layout.dims, sizes), 0);
+        moved.read += bytesOf(keep.back());
       }
       if (run.checkpointsOut)
         for (size_t i = 0; i < program.initial.size(); ++i) {
@@ -171,6 +181,7 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
                         (b * chunks + c) * static_cast<int64_t>(carryIn[i].size());
           forEachRun(program.initial[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
             std::memcpy(slot + offset, carryIn[i].data() + offset, count * sizeof(float));
+            moved.written += count * static_cast<int64_t>(sizeof(float));
           });
         }
 
@@ -182,6 +193,7 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
         void *base = partial ? blockPartials[i].data() : run.stepOutputs.at(out.layout.name).data;
         int64_t row = partial ? (u % split.blocks) * run.batch + b : b;
         results.push_back(window(out.layout, base, (row * run.steps + t0) * inner, steps, sizes, block));
+        moved.written += bytesOf(results.back());
       }
       for (size_t i = 0; i < program.finals.size(); ++i)
         results.push_back(window(program.finals[i].layout, carryOut[i].data(), 0, 0, sizes, block));
@@ -204,6 +216,7 @@ void runWorker(ChunkProgram &program, const ChunkedRun &run, const ChannelSplit 
       int64_t n = static_cast<int64_t>(carryIn[i].size());
       forEachRun(program.finals[i].layout, sizes, block, [&](int64_t offset, int64_t count) {
         std::memcpy(static_cast<float *>(fin->data) + b * n + offset, carryIn[i].data() + offset, count * sizeof(float));
+        moved.written += count * static_cast<int64_t>(sizeof(float));
       });
     }
   }
@@ -254,11 +267,12 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (auto &t : totals)
     for (const ProducedOutput &acc : layout.accums) t[acc.layout.name].assign(product(acc.layout.dims, run.dimSizes), 0.0);
   std::vector<std::exception_ptr> errors(workers);
+  std::vector<Traffic> moved(workers);
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w)
     threads.emplace_back([&, w] {
       try {
-        runWorker(*programs[w], run, split, w, workers, totals[w], blockPartials);
+        runWorker(*programs[w], run, split, w, workers, totals[w], blockPartials, moved[w]);
       } catch (...) {
         errors[w] = std::current_exception();
       }
@@ -266,6 +280,10 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (std::thread &t : threads) t.join();
   for (auto &e : errors)
     if (e) std::rethrow_exception(e);
+  Traffic total;
+  for (const Traffic &t : moved) total.read += t.read, total.written += t.written;
+  for (const BoundInput &p : layout.params)  // read once per call (chunks reread them from cache)
+    total.read += product(p.layout.dims, run.dimSizes) * static_cast<int64_t>(elementSize(p.layout));
 
   for (size_t i = 0; i < layout.outputs.size(); ++i) {
     if (blockPartials[i].empty()) continue;
@@ -276,6 +294,8 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
       for (int64_t k = 0; k < split.blocks; ++k) sum += blockPartials[i][k * n + j];
       dst[j] = static_cast<float>(sum);
     }
+    total.read += static_cast<int64_t>(blockPartials[i].size() * sizeof(float));
+    total.written += n * static_cast<int64_t>(sizeof(float));
   }
   for (const ProducedOutput &acc : layout.accums) {
     const HostView *out = find(run.accums, acc.layout.name);
@@ -285,7 +305,9 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
     for (auto &t : totals)
       for (size_t j = 0; j < sum.size(); ++j) sum[j] += t.at(acc.layout.name)[j];
     for (size_t j = 0; j < sum.size(); ++j) dst[j] = static_cast<float>(sum[j]);
+    total.written += static_cast<int64_t>(sum.size() * sizeof(float));
   }
+  if (run.traffic) *run.traffic = total;
 }
 
 }  // namespace scanforge::cpu

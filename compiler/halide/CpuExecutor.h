@@ -42,6 +42,11 @@ class ProgramPool {
   double compileSeconds_ = 0;
 };
 
+// Bytes a run read and wrote in memory (Traffic in compiler/api/Scanforge.h says what counts).
+struct Traffic {
+  int64_t read = 0, written = 0;
+};
+
 struct ChunkedRun {
   int64_t batch = 0, steps = 0, chunk = 0;
   int64_t channelBlock = 0;       // channels per work unit when they can be split; 0: by rule
@@ -56,6 +61,7 @@ struct ChunkedRun {
   HostViews accums;               // parameter gradients, summed over batch and time; written
   // Forward only: receives the state at the start of each chunk, [B, chunks, state size].
   std::map<std::string, std::vector<float>> *checkpointsOut = nullptr;
+  Traffic *traffic = nullptr;     // optional: receives the bytes the run moved
 };
 
 // How a run's channels are cut: `blocks` blocks of `width` channels of dimension dim (the last one

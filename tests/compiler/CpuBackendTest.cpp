@@ -186,6 +186,76 @@ TEST(CpuBackendChannelSplit, SelectiveSsmBackwardSplitsAlongDWithPartialSums) {
   for (auto &[name, t] : want.initial) check("dh0." + name, t);
 }
 
+// The bytes a call reports moving are its tensors once, plus the forward's checkpoints (written by
+// a forward that saves, read by the backward), plus the per-block copies of partial outputs.
+TEST(CpuBackendTraffic, CountsTensorsCheckpointsAndPartialCopies) {
+  const int64_t B = 2, T = 37, D = 5, chunk = 8, chunks = 5, f = 4;
+  std::string source = readModel("mingru");
+  auto ref = compileReference(source, "mingru.scan");
+  ASSERT_TRUE(ref);
+  CompileOptions options;
+  options.threads = 2;
+  options.chunk = chunk;
+  Recurrence rec = compileSource("mingru.scan", source, options);
+  Problem p = randomProblem(ref->forward, Sizes{B, T, {{"d", D}}}, /*withInitial=*/true, 3);
+  Buffers buf;
+  TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
+  TensorViews outputGrads = buf.add(p.outputWeights, ".w");
+  TensorViews outputs = {{"h", buf.add("out.h", {B, T, D})}}, finals = {{"h", buf.add("final.h", {B, D})}};
+  Traffic alone, saving, backward;
+  rec.forward(inputs, params, initial, outputs, finals, nullptr, &alone);
+  const int64_t step = B * T * D * f, state = B * D * f;
+  EXPECT_EQ(alone.bytesRead, 2 * step + state);  // k, u and the initial state
+  EXPECT_EQ(alone.bytesWritten, step + state);   // h and its final value
+  SavedStates saved;
+  rec.forward(inputs, params, initial, outputs, finals, &saved, &saving);
+  EXPECT_EQ(saving.bytesRead, alone.bytesRead);
+  EXPECT_EQ(saving.bytesWritten, alone.bytesWritten + chunks * state);  // a checkpoint per chunk
+  TensorViews inputGrads = {{"k", buf.add("dx.k", {B, T, D})}, {"u", buf.add("dx.u", {B, T, D})}};
+  rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, {}, {}, &backward);
+  EXPECT_EQ(backward.bytesRead, 3 * step + chunks * state);  // k, u, h.grad and the checkpoints
+  EXPECT_EQ(backward.bytesWritten, 2 * step);                 // k.grad and u.grad
+
+  // The selective SSM at B = 1 on 2 threads: two blocks of d, each writing its own copy of
+  // B.grad and C.grad ([B, T, n]), which are then read and summed into the gradients.
+  std::string ssm = readModel("selective_ssm");
+  auto ssmRef = compileReference(ssm, "selective_ssm.scan");
+  ASSERT_TRUE(ssmRef);
+  options.channelBlock = 0;
+  Recurrence srec = compileSource("selective_ssm.scan", ssm, options);
+  const int64_t d = 64, n = 3;
+  Problem q = randomProblem(ssmRef->forward, Sizes{1, T, {{"d", d}, {"n", n}}}, /*withInitial=*/false, 4);
+  Buffers sbuf;
+  TensorViews sin = sbuf.add(q.in.inputs), spar = sbuf.add(q.in.params), sgrad = sbuf.add(q.outputWeights, ".w");
+  Shapes shapes = srec.shapesOf(sin, spar);
+  TensorViews souts, sinGrads, sparGrads;
+  for (const Port &o : srec.signature().outputs) souts[o.name] = sbuf.add("out." + o.name, shapes.step(o));
+  SavedStates ssaved;
+  Traffic sforward, sbackward;
+  srec.forward(sin, spar, {}, souts, {}, &ssaved, &sforward);
+  int64_t inputBytes = 0, paramBytes = 0;
+  for (const Port &in : srec.signature().inputs) {
+    sinGrads[in.name] = sbuf.add("dx." + in.name, shapes.step(in));
+    int64_t e = f;
+    for (int64_t s : shapes.step(in)) e *= s;
+    inputBytes += e;
+  }
+  for (const Port &par : srec.signature().params) {
+    sparGrads[par.name] = sbuf.add("dp." + par.name, shapes.param(par));
+    int64_t e = f;
+    for (int64_t s : shapes.param(par)) e *= s;
+    paramBytes += e;
+  }
+  srec.backward(sin, spar, ssaved, sgrad, {}, sinGrads, sparGrads, {}, &sbackward);
+  ASSERT_EQ(srec.chunkFor(shapes), chunk);
+  const int64_t perStepN = T * n * f, yGrad = T * d * f, checkpoints = chunks * d * n * f;
+  // Read: the inputs (B and C, which have no d, by both blocks), y.grad, the parameters, the
+  // checkpoints, and the blocks' copies of B.grad and C.grad. Written: x.grad and dt.grad, the
+  // parameter gradients, the blocks' copies, and the sums of the copies (B.grad, C.grad).
+  EXPECT_EQ(sbackward.bytesRead, inputBytes + 2 * perStepN + yGrad + paramBytes + checkpoints + 2 * 2 * perStepN);
+  EXPECT_EQ(sbackward.bytesWritten, (inputBytes - 2 * perStepN) + paramBytes + 2 * 2 * perStepN + 2 * perStepN);
+}
+
 // bf16 rounding as the backends do it (round to nearest even): runtime/cuda/Goldens.h.
 uint16_t toBf16(double v) { return cuda::toBf16(static_cast<float>(v)); }
 double fromBf16(uint16_t h) { return cuda::fromBf16(h); }

@@ -110,6 +110,9 @@ struct Result {
   std::string name, shape;
   double forwardMs, forwardBackwardMs, forwardBytes, backwardBytes, jitSeconds;
   double copyGBs;  // STREAM-style copy on the benchmark's own tensors, timed between its passes
+  // Bytes the calls moved (Traffic): a forward alone, and a forward that saves for the backward
+  // plus the backward.
+  double forwardMoved, forwardBackwardMoved;
 };
 
 Result benchmark(const std::string &model, const std::map<std::string, int64_t> &dims, int64_t B, int64_t T,
@@ -150,10 +153,13 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
     backwardBytes += bytes(shapes.step(p));
   }
   SavedStates saved;
+  Traffic forwardSaving, backward, forwardAlone;
   auto begin = Clock::now();
-  rec.forward(inputs, params, {}, outputs, {}, &saved);
-  rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {});
+  rec.forward(inputs, params, {}, outputs, {}, &saved, &forwardSaving);
+  rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {}, &backward);
   double jit = std::chrono::duration<double>(Clock::now() - begin).count();
+  rec.forward(inputs, params, {}, outputs, {}, nullptr, &forwardAlone);
+  auto total = [](const Traffic &t) { return static_cast<double>(t.bytesRead + t.bytesWritten); };
   // The copy runs on the pages the passes use (each input into its gradient's buffer), in turn
   // with them: the machine's memory rate varies from one process (and allocation) to the next and
   // over time, and a ratio of rates measured apart would carry that variation.
@@ -182,7 +188,8 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
   std::ostringstream shape;
   shape << "B=" << B << " T=" << T;
   for (auto &[d, n] : dims) shape << " " << d << "=" << n;
-  return {sig.name, shape.str(), fwd, fwdBwd, forwardBytes, backwardBytes, jit, copyBytes / (copyMs * 1e6)};
+  return {sig.name,      shape.str(),   fwd, fwdBwd, forwardBytes, backwardBytes, jit, copyBytes / (copyMs * 1e6),
+          total(forwardAlone), total(forwardSaving) + total(backward)};
 }
 
 // Papers 000/003's speed comparison: one training step (forward + backward of a next-token loss)
@@ -292,8 +299,9 @@ int main(int argc, char **argv) {
                                 : nullptr;
     std::printf("machine: %d threads; copy: STREAM-style, on each benchmark's own tensors, timed in turn with its passes\n\n",
                 threads);
-    std::printf("| recurrence | shape | pass | time (ms) | GB/s on ideal bytes | copy (GB/s) | of copy | PyTorch log-space (ms) | speed-up |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| recurrence | shape | pass | time (ms) | GB/s on ideal bytes | copy (GB/s) | of copy | moved / ideal bytes "
+                "| time / (moved / copy) | bound by | PyTorch log-space (ms) | speed-up |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const Result &r : results) {
       double fwdGB = r.forwardBytes / (r.forwardMs * 1e6);
       double allGB = (r.forwardBytes + r.backwardBytes) / (r.forwardBackwardMs * 1e6);
@@ -304,10 +312,21 @@ int main(int argc, char **argv) {
         std::snprintf(cell, sizeof cell, "| %.1f | %.1f× |", peer[key].get<double>(), peer[key].get<double>() / ours);
         return std::string(cell);
       };
-      std::printf("| %s | %s | forward | %.4g | %.2f | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(), r.forwardMs,
-                  fwdGB, r.copyGBs, 100 * fwdGB / r.copyGBs, peerCell("forward_ms", r.forwardMs).c_str());
-      std::printf("| %s | %s | forward+backward | %.4g | %.2f | %.2f | %.0f%% %s\n", r.name.c_str(), r.shape.c_str(),
+      // The memory floor is the bytes moved at the copy rate; a pass within 1.25x of it is bound by
+      // memory, a slower one by its work per element in cache (docs/cpu.md).
+      auto traffic = [&](double ms, double moved, double ideal) {
+        double floorMs = moved / (r.copyGBs * 1e6);
+        char cell[128];
+        std::snprintf(cell, sizeof cell, "| %.3f | %.2f | %s ", moved / ideal, ms / floorMs,
+                      ms <= 1.25 * floorMs ? "memory" : "work in cache");
+        return std::string(cell);
+      };
+      std::printf("| %s | %s | forward | %.4g | %.2f | %.2f | %.0f%% %s%s\n", r.name.c_str(), r.shape.c_str(), r.forwardMs,
+                  fwdGB, r.copyGBs, 100 * fwdGB / r.copyGBs, traffic(r.forwardMs, r.forwardMoved, r.forwardBytes).c_str(),
+                  peerCell("forward_ms", r.forwardMs).c_str());
+      std::printf("| %s | %s | forward+backward | %.4g | %.2f | %.2f | %.0f%% %s%s\n", r.name.c_str(), r.shape.c_str(),
                   r.forwardBackwardMs, allGB, r.copyGBs, 100 * allGB / r.copyGBs,
+                  traffic(r.forwardBackwardMs, r.forwardBackwardMoved, r.forwardBytes + r.backwardBytes).c_str(),
                   peerCell("forward_backward_ms", r.forwardBackwardMs).c_str());
     }
     for (const Result &r : results)
