@@ -27,20 +27,26 @@ Port apiPort(const scan::Ports &ports, const scan::Port &p) {
 std::mutex cacheMutex;
 std::map<std::pair<size_t, int>, std::shared_ptr<detail::Programs>> programCache;
 
-// The host's L2 cache per core, read once: sysconf, else sysfs (containers), else 512 KiB.
+// The host's cache of a level (2: per core, 3: shared), read once: sysconf, else sysfs
+// (containers), else `fallback`.
+int64_t cacheBytes(int level, int64_t fallback) {
+  long fromSysconf = sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+  if (fromSysconf > 0) return static_cast<int64_t>(fromSysconf);
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(level) + "/size");
+  int64_t size = 0;
+  char unit = 0;
+  if (!(in >> size) || size <= 0) return fallback;
+  in >> unit;
+  return unit == 'M' ? size << 20 : unit == 'K' ? size << 10 : size;
+}
+
 int64_t l2CacheBytes() {
-  static const int64_t bytes = [] {
-    long fromSysconf = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (fromSysconf > 0) return static_cast<int64_t>(fromSysconf);
-    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index2/size");
-    int64_t size = 0;
-    char unit = 0;
-    if (in >> size && size > 0) {
-      in >> unit;
-      return unit == 'M' ? size << 20 : unit == 'K' ? size << 10 : size;
-    }
-    return int64_t{512} << 10;
-  }();
+  static const int64_t bytes = cacheBytes(2, int64_t{512} << 10);
+  return bytes;
+}
+
+int64_t l3CacheBytes() {
+  static const int64_t bytes = cacheBytes(3, int64_t{16} << 20);
   return bytes;
 }
 
@@ -123,14 +129,19 @@ Shapes Recurrence::shapesOf(const TensorViews &inputs, const TensorViews &params
 int64_t Recurrence::chunkFor(const Shapes &shapes) const {
   if (impl_->options.chunk > 0) return std::min(impl_->options.chunk, shapes.steps);
   // The backward keeps a forward and an adjoint copy of every state for the whole chunk; keep
-  // that within about half of the host's L2 cache.
+  // that within about half of the host's L2 cache, but make chunks at least 64 steps long while
+  // every worker's copies fit in half of L3: a chunk also costs a checkpoint and a program call,
+  // which dominate short chunks of large states (docs/cpu.md, "Chunk length").
   int64_t stateElements = 0;
   for (const Port &s : impl_->signature.states) {
     int64_t n = 1;
     for (const std::string &d : s.dims) n *= shapes.dims.at(d);
     stateElements += n;
   }
-  int64_t chunk = std::clamp<int64_t>(l2CacheBytes() / 2 / std::max<int64_t>(1, 2 * stateElements * 4), 8, 1024);
+  int64_t stepBytes = std::max<int64_t>(1, 2 * stateElements * 4);
+  int64_t workers = impl_->programs->forwardPool->copies();
+  int64_t shortest = std::clamp<int64_t>(l3CacheBytes() / 2 / (workers * stepBytes), 8, 64);
+  int64_t chunk = std::clamp<int64_t>(l2CacheBytes() / 2 / stepBytes, shortest, 1024);
   return std::min(chunk, shapes.steps);
 }
 
