@@ -74,7 +74,6 @@ struct ShapeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// What the backward needs from its forward: the states at the start of every time chunk.
 // The bytes a forward() or backward() call read and wrote in memory: its tensors (inputs,
 // parameters, outputs, gradients, start and final states), the forward's checkpoints, and the
 // per-block copies of outputs that blocks of channels sum into (docs/cpu.md, "Channel blocks").
@@ -83,6 +82,7 @@ struct Traffic {
   int64_t bytesRead = 0, bytesWritten = 0;
 };
 
+// What the backward needs from its forward: the states at the start of every time chunk.
 class SavedStates {
  public:
   bool empty() const { return checkpoints_.empty() && sequences_.empty(); }
