@@ -129,8 +129,9 @@ class GoldenRun {
       device_.download(host.data(), buffers_[name], host.size() * 4);
       got.assign(host.begin(), host.end());
     }
-    report_.checks.push_back({stage, name, relativeError(got, want.data),
-                              b.dtype == "bf16" ? golden_.bf16Tolerance : golden_.f32Tolerance});
+    double error = relativeError(got, want.data);
+    report_.checks.push_back(
+        {stage, name, error, b.dtype == "bf16" ? golden_.bf16Tolerance : golden_.f32Tolerance, std::move(got)});
   }
 
   RecurrenceRunner &runner_;

@@ -33,6 +33,7 @@ std::vector<Golden> loadGoldens(const std::filesystem::path &packageDir);
 struct TensorCheck {
   std::string stage, name;  // stage: forward or backward
   double error = 0, tolerance = 0;
+  std::vector<double> got;  // what the device produced, exactly (bf16 and f32 are doubles exactly)
   bool passed() const { return error <= tolerance; }
 };
 

@@ -89,6 +89,11 @@ inline std::string chainBuffer() { return "sf.chain"; }
 // group each tile composes the aggregates of the chunks before it (docs/cuda.md).
 constexpr int kChainGroup = 32;
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
+// A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
+// or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,
+// so the gradient's bits do not depend on the order blocks run in.
+inline std::string sequencePartialsOf(const std::string &accum) { return accum + ".by_sequence"; }
+inline std::string chunkPartialsOf(const std::string &accum) { return accum + ".by_chunk"; }
 
 constexpr const char *kManifestFormat = "scanforge-cuda-package";
 constexpr int kManifestVersion = 1;

@@ -34,6 +34,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double hop = d.memoryLatency / kPrefetchSteps;  // one step of a latency-bound thread
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
+  c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;
   if (chunked && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
     c.bytes += channels * steps * r.readBytesPerStep;  // the rescan misses L2
   double inFlight = resident * kPrefetchSteps * r.readBytesPerStep;

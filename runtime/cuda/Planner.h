@@ -8,7 +8,8 @@
 //   chunked     B * channels * NC tiles: more loads in flight, but a chunk's inputs are read twice
 //               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
 //               from group to group of chunks: a critical path of NC / kChainGroup hops, a
-//               group's aggregates read and two chunk walks.
+//               group's aggregates read and two chunk walks. Each chunk also writes a row of
+//               parameter-gradient partial sums (read back once), which favours longer chunks.
 // Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead; the chunk
 // length is the best power of two from 16 steps; chunked wins only when 10% faster.
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
@@ -39,6 +40,9 @@ struct PlanRequest {
   // Bytes one thread (a batch element's channel) reads and writes per step, over the kernels the
   // plan serves (forward and backward).
   double readBytesPerStep = 8, writtenBytesPerStep = 4;
+  // Bytes of parameter-gradient partial sums one thread writes per row (once per batch element
+  // sequential, per batch element and chunk chunked); a second kernel reads them back.
+  double partialSumBytes = 0;
   int multiprocessors = 1;
   int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.

@@ -79,6 +79,10 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   double read = 0, written = 0;
   addStepBytes(fwd_, vars, read, written);
   if (bwd_) addStepBytes(*bwd_, vars, read, written);
+  if (bwd_)  // [B, NC, channels, register elements] per parameter gradient
+    for (const BufferDesc &b : bwd_->buffers)
+      if (const BufferDesc *partials = b.role == BufferRole::Accum ? bwd_->buffer(chunkPartialsOf(b.name)) : nullptr)
+        request.partialSumBytes += 4.0 * static_cast<double>(evaluate(partials->shape.back(), vars));
   request.readBytesPerStep = read / static_cast<double>(request.channels);
   request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();

@@ -76,9 +76,15 @@ TEST(CudaEmitter, Bf16SumsOverChannelsGoThroughF32) {
   EXPECT_EQ(buffer(bwd, "B.grad.f32")["role"], "workspace");
   EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad.f32", "C.grad.f32", "A.grad", "D.grad", "sf.chain"}));
   const nlohmann::json &seq = bwd["strategies"]["sequential"];
-  ASSERT_EQ(seq.size(), 3u);  // the scan, then B.grad and C.grad converted to bf16
-  EXPECT_EQ(seq[1]["kernel"], "sf_selective_ssm_backward_to_bf16");
-  EXPECT_EQ(seq[1]["params"], nlohmann::json::parse(R"([{"buffer": "B.grad.f32"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}])"));
+  // The scan, the sums of A.grad's and D.grad's partial sums, then B.grad and C.grad converted to bf16.
+  ASSERT_EQ(seq.size(), 5u);
+  EXPECT_EQ(seq[1]["kernel"], "sf_selective_ssm_backward_sum_A_grad");
+  EXPECT_EQ(seq[1]["params"],
+            nlohmann::json::parse(R"([{"buffer": "A.grad.by_sequence"}, {"buffer": "A.grad"}, {"i32": "$B"}, {"i32": "d"}])"));
+  EXPECT_EQ(bwd["strategies"]["chunked"][1]["params"][2], nlohmann::json::parse(R"({"i32": "$B*$NC"})"));
+  EXPECT_EQ(buffer(bwd, "A.grad.by_chunk")["shape"], nlohmann::json({"$B", "$NC", "d", "n"}));
+  EXPECT_EQ(seq[3]["kernel"], "sf_selective_ssm_backward_to_bf16");
+  EXPECT_EQ(seq[3]["params"], nlohmann::json::parse(R"([{"buffer": "B.grad.f32"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}])"));
 }
 
 TEST(CudaEmitter, ChunkedStrategyIsOneLaunchWithAChainOfTiles) {

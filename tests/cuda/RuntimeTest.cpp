@@ -79,6 +79,17 @@ TEST(Planner, SmallBatchTimesChannelsSplitsTimeIntoTheCheapestChunks) {
   EXPECT_LT(predictPlan(request(8, 16384, 512), Plan{}).bandwidth, 0.2 * 2.85e12);
 }
 
+// Each chunk writes its parameter-gradient partial sums (and the sums kernel reads them): with the
+// selective SSM's 16 + 1 floats per thread, the chunks the planner picks at B=8 T=16384 get longer.
+TEST(Planner, ParameterGradientPartialSumsFavourLongerChunks) {
+  PlanRequest without = request(8, 16384, 512), with = without;
+  with.partialSumBytes = 4 * 17;
+  Plan shorter = plan(without), longer = plan(with);
+  EXPECT_EQ(longer.strategy, Strategy::Chunked);
+  EXPECT_GT(longer.chunk, shorter.chunk);
+  EXPECT_DOUBLE_EQ(predictPlan(with, longer).bytes - predictPlan(without, longer).bytes, 8.0 * 512 * longer.chunks * 2 * 68);
+}
+
 TEST(Planner, ShortSequencesStaySequentialAndChunksAreAtLeast16) {
   EXPECT_EQ(plan(request(1, 31, 1)).strategy, Strategy::Sequential);
   Plan p = plan(request(1, 64, 1));

@@ -84,7 +84,7 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
     floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
   }
   for (Operation *op : fullOps)
-    if (llvm::isa<scan::OutputOp, scan::AccumOp>(op) && warpReduced(op)) warpCollectives = true;
+    if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && warpReduced(out)) warpCollectives = true;
   declareBuffers();
 }
 
@@ -139,7 +139,10 @@ void KernelContext::declareBuffers() {
   }
   for (const scan::Port &p : info.accums) {
     addBuffer(p.name, BufferRole::Accum, "f32", dimShape(p, {}));
-    zeroInit.push_back(p.name);
+    zeroInit.push_back(p.name);  // slices of a batch beyond the grid's limit add to it in turn
+    std::string registers = exprs.formulaExtent(exprs.dimsOf(p.mask & exprs.registerDims()));
+    addBuffer(sequencePartialsOf(p.name), BufferRole::Workspace, "f32", {"$B", channels, registers});
+    addBuffer(chunkPartialsOf(p.name), BufferRole::Workspace, "f32", {"$B", "$NC", channels, registers});
   }
   for (const scan::Port &s : info.states) {
     addBuffer(initialOf(s.name), BufferRole::InitialState, "f32", dimShape(s, {"$B"}), true);
@@ -211,12 +214,11 @@ bool KernelContext::partialOutput(const std::string &name) const {
   return false;
 }
 
-// A per-thread term written to a port without channel dimensions: every lane of a warp adds to
-// the same element, so the warp sums first (sf_atomic_add_warp).
-bool KernelContext::warpReduced(Operation *sink) const {
-  llvm::StringRef name = llvm::cast<scan::PortOpInterface>(sink).getName();
-  const scan::Port &p = port(llvm::isa<scan::OutputOp>(sink) ? info.outputs : info.accums, name);
-  return layout.partialOver(sink->getOperand(0)) && !(p.mask & exprs.channelDims());
+// A per-thread term of an output without channel dimensions: every lane of a warp adds to the same
+// element, so the warp sums first (sf_atomic_add_warp).
+bool KernelContext::warpReduced(scan::OutputOp out) const {
+  const scan::Port &p = port(info.outputs, out.getName());
+  return layout.partialOver(out.getValue()) && !(p.mask & exprs.channelDims());
 }
 
 size_t KernelContext::accumIndex(llvm::StringRef name) const {
@@ -252,6 +254,11 @@ std::string KernelContext::guardFor(DimMask port, DimMask partial, bool collecti
   if (collectives) conditions.push_back("sf_active");
   for (int d : exprs.dimsOf(exprs.channelDims() & ~port & ~partial)) conditions.push_back(exprs.indexExpr(d) + " == 0");
   return conjunction(conditions);
+}
+
+std::string KernelContext::partialSumOffset(const scan::Port &accum, const std::string &slot) const {
+  std::string index = exprs.registerIndex(accum.mask);
+  return linear(linear(slot, "sf_channels", "sf_q"), exprs.registerCount(accum.mask), index.empty() ? "0" : index);
 }
 
 std::string KernelContext::stateElement(const std::string &var, const scan::Port &s) const {

@@ -38,7 +38,7 @@ struct KernelContext {
   int block = 0;                         // threads per block
   std::string stem;                      // kernel-name stem
   std::string channels;                  // threads per batch element, as a formula
-  bool warpCollectives = false;          // full steps reduce partial sums across a warp
+  bool warpCollectives = false;          // full steps reduce partial outputs across a warp
 
   std::string channelBlocks() const;      // blocks per batch element, as a formula
 
@@ -69,6 +69,9 @@ struct KernelContext {
   // The condition for this thread to write an element of a port with dims `port` (see .cpp).
   std::string guardFor(DimMask port, DimMask partial, bool collectives) const;
   std::string stateElement(const std::string &var, const scan::Port &s) const;
+  // A thread's element of a parameter gradient's partial sums at row `slot` (a C expression):
+  // [slots, channels, register elements of the port].
+  std::string partialSumOffset(const scan::Port &accum, const std::string &slot) const;
 
  private:
   void declareBuffers();
@@ -77,7 +80,7 @@ struct KernelContext {
   std::vector<std::string> dimShape(const scan::Port &p, std::vector<std::string> lead) const;
   std::vector<std::string> chunkShape(const scan::Port &state) const;
   std::string chainLength() const;
-  bool warpReduced(mlir::Operation *sink) const;
+  bool warpReduced(scan::OutputOp out) const;
 
   std::map<std::string, size_t> bufferIndex_;
   std::map<std::string, std::string> cNames_;

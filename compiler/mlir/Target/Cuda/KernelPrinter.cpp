@@ -14,6 +14,7 @@ using mlir::Operation;
 using mlir::Value;
 
 constexpr int kFinishBlock = 256;
+constexpr int kSumBlock = 256;
 // At least 4 blocks per SM: up to 65536 / (4 * block) registers per thread. With the block size
 // alone, ptxas caps registers lower and spills in the larger backward steps.
 constexpr int kMinBlocksPerSM = 4;
@@ -48,6 +49,7 @@ class Printer {
     printHeader(w, r.name);
     r.sequential.push_back(printSequentialKernel(w));
     r.chunked.push_back(printChunkKernel(w));
+    printPartialSums(w, r);
     printFinish(w, r);
     r.source = w.str();
     return r;
@@ -229,28 +231,25 @@ class Printer {
     }
   }
 
-  // Parameter gradients summed in registers, added over batch and chunks.
-  void printAccumFlush(CodeWriter &w, bool collectives) {
+  // Parameter gradients summed over the steps in registers: each thread writes its sums to its own
+  // row of partial sums (per batch element, or per batch element and chunk: `slot`), which
+  // printPartialSums adds in a fixed order. No atomics, so the gradients' bits are reproducible.
+  void printAccumFlush(CodeWriter &w, bool collectives, bool chunked, const std::string &slot) {
     for (scan::AccumOp acc : k_.accumOps()) {
       const scan::Port &p = k_.port(info_.accums, acc.getName());
       Value v = acc.getValue();
-      DimMask partial = k_.layout.partialOver(v);
-      std::string buf = k_.cName(p.name), offset = k_.exprs.offset(p.layout);
-      std::string guard = k_.guardFor(p.mask, partial, collectives);
+      std::string buf = k_.cName(chunked ? chunkPartialsOf(p.name) : sequencePartialsOf(p.name));
       std::string sum = accumVar(k_.accumIndex(acc.getName()));
       k_.values.forEachRegister(w, p.mask, [&](CodeWriter &in) {
-        std::string value = indexed(sum, k_.exprs.registerIndex(k_.values.dimsOf(v)));
-        if (partial && !(p.mask & k_.exprs.channelDims()))
-          in.line("sf_atomic_add_warp(" + buf + " + " + offset + ", " + guarded(guard, value) + ");");
-        else
-          in.line(ifGuard(guard) + "atomicAdd(" + buf + " + " + offset + ", " + value + ");");
+        in.line(ifGuard(collectives ? "sf_active" : "") + buf + "[" + k_.partialSumOffset(p, slot) +
+                "] = " + indexed(sum, k_.exprs.registerIndex(k_.values.dimsOf(v))) + ";");
       });
     }
   }
 
   // ---- kernels ----
   // The buffers a kernel running `ops` (and recomputing what they need) reads and writes.
-  Signature stepSignature(const OpList &ops, bool recompute) {
+  Signature stepSignature(const OpList &ops, bool recompute, bool chunked) {
     Signature sig;
     readParams(sig, ops);
     if (recompute) {
@@ -261,7 +260,8 @@ class Printer {
     }
     for (const scan::Port &p : info_.outputs)
       bufferParam(sig, k_.partialOutput(p.name) && p.bf16 ? f32SumOf(p.name) : p.name, true);
-    for (const scan::Port &p : info_.accums) bufferParam(sig, p.name, true);
+    for (const scan::Port &p : info_.accums)
+      bufferParam(sig, chunked ? chunkPartialsOf(p.name) : sequencePartialsOf(p.name), true);
     for (const scan::Port &s : info_.states) {
       bufferParam(sig, initialOf(s.name), false);
       bufferParam(sig, finalOf(s.name), true);
@@ -307,7 +307,7 @@ class Printer {
   LaunchDesc printSequentialKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives;
     std::string name = k_.stem + "_seq";
-    Signature sig = stepSignature(k_.fullOps, recompute);
+    Signature sig = stepSignature(k_.fullOps, recompute, false);
     sizeParams(sig);
     openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
     printPrologue(w, collectives, false);
@@ -321,7 +321,7 @@ class Printer {
     printFullSteps(w, "s", collectives);
     w.close();
     printFinalStates(w, "s", collectives);
-    printAccumFlush(w, collectives);
+    printAccumFlush(w, collectives, false, "(long long)b");
     w.close();
     return launchOf(name, sig, "1", recompute);
   }
@@ -338,7 +338,7 @@ class Printer {
   LaunchDesc printChunkKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps);
     std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(kChainGroup);
-    Signature sig = stepSignature(k_.fullOps, recompute);
+    Signature sig = stepSignature(k_.fullOps, recompute, true);
     for (const scan::Port &s : info_.states)
       for (const std::string &b : {chunkDecayOf(s.name), chunkLocalOf(s.name), chunkEndOf(s.name)}) bufferParam(sig, b, true);
     bufferParam(sig, chainBuffer(), true);
@@ -445,9 +445,61 @@ class Printer {
     w.open("if (sf_k == NC - 1)");
     printFinalStates(w, "c", true);
     w.close();
-    printAccumFlush(w, true);
+    printAccumFlush(w, true, true, "(long long)b * NC + sf_c");
     w.close();
     return launchOf(name, sig, "$NC", recompute);
+  }
+
+  // One kernel per parameter gradient: a thread per element adds its partial sums, row by row
+  // (and over the channel dimensions the gradient sums over), always in the same order; the
+  // gradient is zeroed before the first launch, so batch slices add to it in turn.
+  void printPartialSums(CodeWriter &w, RecurrenceDesc &r) {
+    const DimExprs &x = k_.exprs;
+    std::vector<int> channel = x.dimsOf(x.channelDims());
+    for (scan::AccumOp acc : k_.accumOps()) {
+      const scan::Port &p = k_.port(info_.accums, acc.getName());
+      DimMask partial = k_.layout.partialOver(acc.getValue());
+      std::string name = k_.stem + "_sum_" + identifier(p.name);
+      Signature sig{{"const float *__restrict__ src", "float *__restrict__ dst", "int slots"}, {}};
+      for (int d : channel) sig.decls.push_back("int " + x.sizeExpr(d));
+      openKernel(w, name, sig, kSumBlock, 0);
+      w.line("const long long sf_e = (long long)blockIdx.x * " + std::to_string(kSumBlock) + " + threadIdx.x;");
+      w.line("if (sf_e >= " + x.extent(p.layout) + ") return;");
+      w.line("long long sf_rest = sf_e;");
+      for (size_t i = p.layout.size(); i-- > 0;) {
+        int d = p.layout[i];
+        w.line("const int " + x.indexExpr(d) + " = sf_rest % " + x.sizeExpr(d) + ";");
+        if (i > 0) w.line("sf_rest /= " + x.sizeExpr(d) + ";");
+      }
+      // A channel dimension the gradient lacks: summed over if the terms differ along it, else
+      // every thread along it holds the same sum (index 0 is read).
+      std::vector<int> summed;
+      for (int d : x.dimsOf(x.channelDims() & ~p.mask)) {
+        if (partial & (DimMask(1) << d))
+          summed.push_back(d);
+        else
+          w.line("const int " + x.indexExpr(d) + " = 0;");
+      }
+      w.line("const int sf_channels = " + x.extent(channel) + ";");
+      w.line("float sf_sum = 0.0f;");
+      w.open("for (int sf_s = 0; sf_s < slots; ++sf_s)");
+      for (int d : summed) w.open("for (int " + x.indexExpr(d) + " = 0; " + x.indexExpr(d) + " < " + x.sizeExpr(d) + "; ++" + x.indexExpr(d) + ")");
+      w.line("const int sf_q = " + x.offset(channel) + ";");
+      w.line("sf_sum += src[" + k_.partialSumOffset(p, "(long long)sf_s") + "];");
+      for (size_t i = 0; i < summed.size(); ++i) w.close();
+      w.close();
+      w.line("dst[sf_e] += sf_sum;");
+      w.close();
+      std::string count = x.formulaExtent(p.layout), grid = "cdiv(" + count + ", " + std::to_string(kSumBlock) + ")";
+      auto launch = [&](const std::string &partials, const std::string &slots) {
+        LaunchDesc l{name, {{ParamDesc::Kind::Buffer, partials}, {ParamDesc::Kind::Buffer, p.name}, {ParamDesc::Kind::Int32, slots}},
+                     {grid, "1", "1"}, kSumBlock, "0"};
+        for (int d : channel) l.params.push_back({ParamDesc::Kind::Int32, x.name(d)});
+        return l;
+      };
+      r.sequential.push_back(launch(sequencePartialsOf(p.name), "$B"));
+      r.chunked.push_back(launch(chunkPartialsOf(p.name), "$B*$NC"));
+    }
   }
 
   // bf16 outputs that sum over threads are added up in f32 first, then converted.
