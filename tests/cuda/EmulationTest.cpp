@@ -2,8 +2,10 @@
 // (the kernel source compiled as host C++) and compared with the float64 reference interpreter at
 // odd shapes, with and without initial states, under both strategies (see ReferenceCheck.h for the
 // shapes, plans and bounds).
+#include <cmath>
 #include <cstring>
 
+#include "compiler/mlir/Target/Cuda/Prelude.h"
 #include "runtime/cuda/CudaError.h"
 #include "tests/cuda/ReferenceCheck.h"
 
@@ -196,6 +198,72 @@ TEST(EmittedPackage, GoldensPassOnTheEmulation) {
       for (const cuda::TensorCheck &c : report.checks) EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
     }
   }
+}
+
+// The prelude's gate functions (branch-free, MUFU.RCP for the reciprocal; the emulator gives that
+// reciprocal the 1-ulp error PTX documents, the exponential is the host's) against float64 from
+// -120 to 120 and at the special values: within 4 ulp where the result is a normal float, finite
+// for every finite argument, NaN for NaN only, a gate never above 1.
+TEST(PreludeMath, GatesWithinFourUlpAndNaNOnlyFromNaN) {
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::ModuleSource source{"gates.cu", cuda::cudaPrelude() + R"(
+extern "C" __global__ void __launch_bounds__(128) gates(const float *x, float *out, int n) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= n) return;
+  out[i] = sf_sigmoid(x[i]);
+  out[n + i] = sf_softplus(x[i]);
+  out[2 * n + i] = sf_g(x[i]);
+}
+)", {}, {{"gates", 3}}};
+  std::unique_ptr<cuda::LoadedModule> module = device->load(source);
+  std::vector<float> x;
+  for (int i = -24000; i <= 24000; ++i) x.push_back(static_cast<float>(i) * 0.005f);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e4f, -1e4f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN}) x.push_back(v);
+  int n = static_cast<int>(x.size());
+  cuda::DeviceBuffer in(*device, x.size() * 4), out(*device, 3 * x.size() * 4);
+  device->upload(in.get(), x.data(), x.size() * 4);
+  cuda::DevicePtr inPtr = in.get(), outPtr = out.get();
+  void *args[] = {&inPtr, &outPtr, &n};
+  cuda::LaunchConfig config;
+  config.grid[0] = static_cast<unsigned>((n + 127) / 128);
+  config.block = 128;
+  module->launch("gates", config, args, 0);
+  std::vector<float> got(3 * x.size());
+  device->download(got.data(), out.get(), got.size() * 4);
+  auto sigmoid = [](double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); };
+  auto softplus = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); };
+  auto g = [&](double v) { return v >= 0 ? v + 0.5 : sigmoid(v); };
+  const char *names[] = {"sigmoid", "softplus", "g"};
+  double worst[3] = {0, 0, 0};
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want[3] = {sigmoid(x[i]), softplus(x[i]), g(x[i])};
+    for (int f = 0; f < 3; ++f) {
+      float y = got[f * x.size() + i];
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(y)) << names[f] << "(NaN) = " << y;
+        continue;
+      }
+      ASSERT_FALSE(std::isnan(y)) << names[f] << "(" << x[i] << ") is NaN";
+      if (std::isfinite(x[i])) {
+        EXPECT_TRUE(std::isfinite(y)) << names[f] << "(" << x[i] << ") = " << y;
+      }
+      if (!std::isfinite(want[f])) {
+        EXPECT_EQ(y, want[f]) << names[f] << "(" << x[i] << ")";
+        continue;
+      }
+      if (std::fabs(want[f]) < 1.17549435e-38) {  // subnormal: within two of its steps
+        EXPECT_NEAR(y, want[f], 2.9e-45) << names[f] << "(" << x[i] << ")";
+        continue;
+      }
+      double ulps = std::fabs(y - want[f]) / std::ldexp(1.0, std::ilogb(static_cast<float>(want[f])) - 23);
+      worst[f] = std::max(worst[f], ulps);
+      if (f == 0) {
+        EXPECT_LE(y, 1.0f) << "sigmoid(" << x[i] << ")";
+      }
+      EXPECT_LE(ulps, 4.0) << names[f] << "(" << x[i] << ") = " << y << ", float64 " << want[f];
+    }
+  }
+  std::cout << "[ prelude ] worst ulps: sigmoid " << worst[0] << ", softplus " << worst[1] << ", g " << worst[2] << "\n";
 }
 
 // The emulator itself: shuffles exchange values between the concurrently running lanes of a warp,

@@ -10,8 +10,18 @@ namespace {
 
 std::string floatLiteral(float x) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.9gf", static_cast<double>(x));  // 9 digits: the float itself
-  return text;
+  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(x));  // 9 digits: the float itself
+  std::string literal = text;
+  if (literal.find_first_of(".e") == std::string::npos) literal += ".0";  // "2f" is not a literal
+  return literal + "f";
+}
+
+// c0 x^n + c1 x^(n-1) + ... as nested fmaf calls, highest degree first.
+template <size_t N>
+std::string horner(const std::string &x, const float (&coefficients)[N]) {
+  std::string p = floatLiteral(coefficients[0]);
+  for (size_t i = 1; i < N; ++i) p = "fmaf(" + p + ", " + x + ", " + floatLiteral(coefficients[i]) + ")";
+  return p;
 }
 
 }  // namespace
@@ -39,14 +49,29 @@ __device__ __forceinline__ float sf_exp(float x) {
   return x != x ? x : expf(fminf(fmaxf(x, )" + floatLiteral(scan::kExpArgMin) + R"(), )" +
          floatLiteral(scan::kExpArgMax) + R"());
 }
-// Overflow-safe: exp is only ever taken of a non-positive number.
+// 1/x by MUFU.RCP (PTX rcp.approx.f32: within 1 ulp), for denominators the caller knows to be
+// in [1, 3]: no IEEE division with its slow-path call and branches. The emulator defines it on the
+// host with that error (tools/gpu/emulator/kernel/CudaEmulation.h).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float sf_rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#endif
+// Overflow-safe and branch-free: e = exp(-|x|) is in [0, 1], so 1 + e is in [1, 2]; the
+// approximate reciprocal is capped at 1, so that a gate never exceeds 1.
 __device__ __forceinline__ float sf_sigmoid(float x) {
-  if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-  const float e = expf(x);
-  return e / (1.0f + e);
+  const float e = expf(-fabsf(x)), q = fminf(sf_rcp_approx(1.0f + e), 1.0f);
+  return x >= 0.0f ? q : e * q;  // NaN: e is NaN
+}
+// log(1 + e) for e in [0, 1]: 2 atanh(s), s = e / (2 + e), by the polynomial the CPU backend uses.
+__device__ __forceinline__ float sf_log1p_unit(float e) {
+  const float s = e * sf_rcp_approx(2.0f + e), s2 = s * s;
+  return s * ()" + horner("s2", scan::kLog1pAtanhSeries) + R"();
 }
 __device__ __forceinline__ float sf_softplus(float x) {
-  return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+  return fmaxf(x, 0.0f) + sf_log1p_unit(expf(-fabsf(x)));  // NaN: the exp is NaN
 }
 __device__ __forceinline__ float sf_g(float x) { return x >= 0.0f ? x + 0.5f : sf_sigmoid(x); }
 // NaN-propagating, like arith.maximumf / arith.minimumf.

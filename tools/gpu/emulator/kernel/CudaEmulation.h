@@ -102,6 +102,14 @@ inline float __fsqrt_rn(float x) { return sqrtf(x); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+// The prelude's MUFU.RCP (inline PTX on a GPU), with the error PTX documents for rcp.approx.f32
+// (1 ulp): 1/x rounded, then moved by one ulp in a direction fixed by x's bits, so that the error
+// is deterministic, as on the hardware, and does not all fall one way.
+inline float sf_rcp_approx(float x) {
+  float y = 1.0f / x;
+  if (!std::isfinite(y) || y == 0.0f) return y;
+  return std::nextafter(y, (__float_as_uint(x) * 0x9e3779b1u) >> 31 ? INFINITY : 0.0f);
+}
 
 // ---- cache-hinted loads and stores: plain accesses here ----
 #define SF_EMU_LOAD(name) \
