@@ -116,6 +116,11 @@ Expr Lowering::compute(int id) {
 Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   int id = static_cast<int>(&n - &g_.node(0));
   std::vector<int> group = g_.fusedWith(id);
+  // Fusing makes every member wait for all members' operands. When one of them reads (through
+  // other contractions) a member of a group still being built, that wait would be a cycle: such a
+  // contraction is computed on its own.
+  if (llvm::any_of(group, [&](int member) { return contracting_.count(member) > 0; })) group = {id};
+  for (int member : group) contracting_.insert(member);
   int dim = s_.table().index(dimName);
   std::vector<int> dims = s_.dimsOf(n.dims);
   std::vector<Var> lhs = s_.pureVars(dims);
@@ -123,16 +128,22 @@ Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   std::string name = "sum_" + dimName.str() + std::to_string(counter_++);
   Func r(name);
   Halide::RDom rd(0, s_.extent(dim), "rd_" + name);
+  std::vector<Expr> operands;
+  for (int member : group) operands.push_back(expr(g_.node(member).operands[0]));
+  for (int member : group) contracting_.erase(member);
+  std::vector<int> members;  // less those computed on their own meanwhile (above)
   std::vector<Expr> zeros, terms;
   bool acrossSummed = true;
-  for (int member : group) {
-    const Node &operand = g_.node(g_.node(member).operands[0]);
-    acrossSummed &= s_.vectorDim(operand.dims) == dim;
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (group[i] != id && exprs_.count(group[i])) continue;
+    members.push_back(group[i]);
+    acrossSummed &= s_.vectorDim(g_.node(g_.node(group[i]).operands[0]).dims) == dim;
     zeros.push_back(0.0f);
     // The term shares subexpressions with other values (a DAG): a substitution that walks it as a
     // tree takes time exponential in its depth.
-    terms.push_back(Halide::Internal::graph_substitute(s_.var(dim).name(), rd.x, expr(g_.node(member).operands[0])));
+    terms.push_back(Halide::Internal::graph_substitute(s_.var(dim).name(), rd.x, operands[i]));
   }
+  group = members;
   if (group.size() == 1) {
     r(lhs) = zeros.front();
     r(lhs) += terms.front();

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 #include "compiler/halide/Graph.h"
 #include "compiler/halide/Schedule.h"
@@ -28,6 +29,7 @@ class Lowering {
   const Graph &g_;
   LeafExpr leaf_;
   std::map<int, Halide::Expr> exprs_;
+  std::set<int> contracting_;  // members of the fused contractions whose terms are being built
   int counter_ = 0;
 };
 
