@@ -88,6 +88,9 @@ inline std::string chainBuffer() { return "sf.chain"; }
 // Chunks per group of the chunked kernel's carry: the carry hops from group to group, and within a
 // group each tile composes the aggregates of the chunks before it (docs/cuda.md).
 constexpr int kChainGroup = 32;
+// Steps of scalar inputs a kernel's step loop loads ahead into a register ring (a thread that
+// loads whole register arrays loads one step ahead): one memory latency per that many steps.
+constexpr int kPrefetchSteps = 4;
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 // A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
 // or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,

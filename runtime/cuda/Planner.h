@@ -50,7 +50,6 @@ struct PlanRequest {
   std::optional<int64_t> chunk;
 };
 
-constexpr int64_t kPrefetchSteps = 4;
 constexpr int64_t kMinChunk = 16;
 constexpr int64_t kSequentialChunk = 64;
 constexpr int64_t kSharedBudget = 48 * 1024;

@@ -37,7 +37,7 @@ class StepPrinter {
     std::vector<StepLoad> loads = loadsOf();
     // Deep prefetch for scalar inputs; one step ahead when a thread loads whole register arrays.
     bool arrays = llvm::any_of(loads, [&](const StepLoad &l) { return vp_.dimsOf(l.value) & k_.exprs.registerDims(); });
-    std::string depth = arrays ? "1" : "4";
+    std::string depth = arrays ? "1" : std::to_string(kPrefetchSteps);
     w_.open("");
     w_.line("const int sf_len = sf_hi - sf_lo;");
     for (const StepLoad &l : loads) {
