@@ -34,7 +34,8 @@ std::string format(const char *spec, double value) {
 }
 
 // The emulated run is at B = 1 and a few chunks of T, with every channel and register dimension
-// as asked (coalescing and register pressure as at full size); its traffic is scaled by B*T.
+// as asked (coalescing and register pressure as at full size); its traffic is scaled up per launch
+// (launchScale), for most kernels by B*T.
 struct Reduced {
   cuda::Shape shape;
   cuda::Plan plan;
@@ -110,6 +111,21 @@ std::string widths(const gpu::InstructionMix &mix) {
   return text.empty() ? "none" : text;
 }
 
+// How much more a launch moves at the full shape than in the emulated run: the growth of the
+// fastest-growing buffer it is passed (parameters do not grow, and would dilute a ratio of sums).
+// The scan kernels stream [B, T, ...] tensors (B*T); the kernel that adds parameter-gradient
+// partial sums reads a row per batch element (B, sequential) or per batch element and chunk.
+double launchScale(const RecurrenceDesc &rec, const cuda::LaunchDesc &launch, const cuda::Shape &full,
+                   const cuda::Plan &plan, const Reduced &reduced, const cuda::RecurrenceRunner &runner) {
+  double scale = 0;
+  for (const cuda::ParamDesc &p : launch.params) {
+    const BufferDesc *b = p.kind == cuda::ParamDesc::Kind::Buffer ? rec.buffer(p.value) : nullptr;
+    double reducedBytes = b ? static_cast<double>(runner.bytes(*b, reduced.shape, reduced.plan)) : 0;
+    if (reducedBytes > 0) scale = std::max(scale, static_cast<double>(runner.bytes(*b, full, plan)) / reducedBytes);
+  }
+  return scale > 0 ? scale : reduced.scale;
+}
+
 struct Direction {
   double seconds = 0, idealBytes = 0, bytesMoved = 0;
 };
@@ -147,7 +163,8 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
     bool chained = std::any_of(l.params.begin(), l.params.end(),
                                [](const cuda::ParamDesc &p) { return p.value == cuda::chainBuffer(); });
     gpu::KernelPrediction p = gpu::predictKernel(device, s, config,
-                                                 gpu::scaleTraffic(t->second, reduced.scale / launchesOf[l.kernel]),
+                                                 gpu::scaleTraffic(t->second, launchScale(rec, l, full, plan, reduced, runner) /
+                                                                                  launchesOf[l.kernel]),
                                                  chained ? static_cast<unsigned>(cuda::chainHops(plan)) : 0);
     predictions.push_back(p);
     d.bytesMoved += p.bytesMoved;
@@ -198,7 +215,8 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   std::vector<gpu::KernelTraffic> backwardTraffic = emulator.traffic();
 
   std::cout << "# " << rec.name << " at " << full.describe() << " on " << device.name << " (" << device.arch
-            << "); traffic emulated at " << reduced.shape.describe() << " and scaled by " << format("%g", reduced.scale)
+            << "); traffic emulated at " << reduced.shape.describe() << " and scaled by the bytes each launch is passed ("
+            << format("%g", reduced.scale) << " for [B, T] tensors)"
             << "\nstrategy: " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
             << " chunk(s)\nforward:\n";
   Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
