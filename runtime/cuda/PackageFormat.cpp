@@ -70,6 +70,7 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
   r.layoutNote = j.at("layout").at("note").get<std::string>();
   r.channels = j.at("channels").get<std::string>();
   r.recomputeBytesPerStep = j.at("recompute_bytes_per_step").get<std::string>();
+  r.stepInstructions = j.value("step_instructions", std::string("0"));
   for (const nlohmann::json &b : j.at("buffers"))
     r.buffers.push_back({b.at("name").get<std::string>(), roleFrom(b.at("name").get<std::string>(), b.at("role").get<std::string>()),
                          b.at("dtype").get<std::string>(), b.at("shape").get<std::vector<std::string>>(),
@@ -117,6 +118,7 @@ nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences) {
         {"layout", {{"channel_dims", rec.channelDims}, {"register_dims", rec.registerDims}, {"note", rec.layoutNote}}},
         {"channels", rec.channels},
         {"recompute_bytes_per_step", rec.recomputeBytesPerStep},
+        {"step_instructions", rec.stepInstructions},
         {"buffers", buffers},
         {"zero_init", rec.zeroInit},
         {"strategies", {{"sequential", launchesJson(rec.sequential)}, {"chunked", launchesJson(rec.chunked)}}},

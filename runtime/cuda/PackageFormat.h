@@ -64,6 +64,7 @@ struct RecurrenceDesc {
   std::vector<LaunchDesc> sequential, chunked; // the two strategies, in launch order
   std::string channels;                        // threads per batch element (formula)
   std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
+  std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
 
   const BufferDesc *buffer(const std::string &name) const;
 };
@@ -90,7 +91,7 @@ inline std::string chainBuffer() { return "sf.chain"; }
 constexpr int kChainGroup = 32;
 // Steps of scalar inputs a kernel's step loop loads ahead into a register ring (a thread that
 // loads whole register arrays loads one step ahead): one memory latency per that many steps.
-constexpr int kPrefetchSteps = 4;
+constexpr int kPrefetchSteps = 8;
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 // A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
 // or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,

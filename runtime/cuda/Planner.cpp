@@ -31,7 +31,8 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident.
   double resident = std::min(threads, sms * d.threadsPerSm / 2);
   double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
-  double hop = d.memoryLatency / kPrefetchSteps;  // one step of a latency-bound thread
+  // One step of a latency-bound thread: its share of a load's latency, then its own instructions.
+  double hop = d.memoryLatency / kPrefetchSteps + r.stepInstructions * d.aluCycles / d.clockHz;
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
   c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;

@@ -4,7 +4,8 @@
 //
 //   sequential  B * channels threads walk all of T. Memory latency is hidden only by the loads in
 //               flight: each thread prefetches kPrefetchSteps steps, so the bandwidth reached is
-//               min(copy bandwidth, resident threads * prefetched bytes / memory latency).
+//               min(copy bandwidth, resident threads * prefetched bytes / memory latency); a step
+//               costs its share of that latency plus its own dependent instructions.
 //   chunked     B * channels * NC tiles: more loads in flight, but a chunk's inputs are read twice
 //               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
 //               from group to group of chunks: a critical path of NC / kChainGroup hops, a
@@ -37,6 +38,9 @@ struct Plan {
 struct PlanRequest {
   int64_t batch = 1, steps = 1, channels = 1;
   int64_t recomputeBytesPerStep = 0;  // shared memory per chunk step of one block; 0: none
+  // Instructions on one step's dependent chain per thread, over the kernels the plan serves (the
+  // manifest's step_instructions): what a step costs beyond its share of the memory latency.
+  double stepInstructions = 0;
   // Bytes one thread (a batch element's channel) reads and writes per step, over the kernels the
   // plan serves (forward and backward).
   double readBytesPerStep = 8, writtenBytesPerStep = 4;

@@ -74,6 +74,8 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.batch = shape.batch;
   request.steps = shape.steps;
   request.channels = evaluate(fwd_.channels, vars);
+  request.stepInstructions = static_cast<double>(evaluate(fwd_.stepInstructions, vars) +
+                                                 (bwd_ ? evaluate(bwd_->stepInstructions, vars) : 0));
   request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
                                            bwd_ ? evaluate(bwd_->recomputeBytesPerStep, vars) : 0);
   double read = 0, written = 0;

@@ -62,6 +62,7 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["shape"], nlohmann::json({"$B", "$NC", "n", "d"}));
   EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
   EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n)");  // 64 threads * 4 bytes * n floats
+  EXPECT_EQ(bwd["step_instructions"], "139+102*(n)");     // the state-sized ops once per element of n
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n)*$L");
   // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the

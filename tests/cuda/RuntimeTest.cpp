@@ -90,6 +90,26 @@ TEST(Planner, ParameterGradientPartialSumsFavourLongerChunks) {
   EXPECT_DOUBLE_EQ(predictPlan(with, longer).bytes - predictPlan(without, longer).bytes, 8.0 * 512 * longer.chunks * 2 * 68);
 }
 
+// A step's own instructions lengthen a sequential walk: at B=8 D=1024 minGRU-like forward+backward
+// (124 instructions per step) the planner chunks, as the full model says it should (scanc
+// --gpu-model: sequential 15 % of copy, chunked 55 %); without the term it walked; with enough
+// threads the walk stays sequential.
+TEST(Planner, StepInstructionsLengthenTheSequentialWalk) {
+  PlanRequest small = request(8, 16384, 1024), large = request(64, 4096, 1024);
+  small.readBytesPerStep = large.readBytesPerStep = 20;
+  small.writtenBytesPerStep = large.writtenBytesPerStep = 12;
+  small.stepInstructions = large.stepInstructions = 124;
+  Plan p = plan(small);
+  EXPECT_EQ(p.strategy, Strategy::Chunked);
+  Plan sequential = p;
+  sequential.strategy = Strategy::Sequential, sequential.chunk = 16384, sequential.chunks = 1;
+  PlanRequest free = small;
+  free.stepInstructions = 0;
+  EXPECT_GT(predictPlan(small, sequential).criticalPath, 3 * predictPlan(free, sequential).criticalPath);
+  EXPECT_EQ(plan(free).strategy, Strategy::Sequential);  // what the planner chose without the term
+  EXPECT_EQ(plan(large).strategy, Strategy::Sequential);
+}
+
 TEST(Planner, ShortSequencesStaySequentialAndChunksAreAtLeast16) {
   EXPECT_EQ(plan(request(1, 31, 1)).strategy, Strategy::Sequential);
   Plan p = plan(request(1, 64, 1));

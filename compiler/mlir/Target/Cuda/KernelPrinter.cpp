@@ -2,6 +2,7 @@
 
 #include "compiler/mlir/Target/Cuda/KernelContext.h"
 #include "compiler/mlir/Target/Cuda/Prelude.h"
+#include "compiler/mlir/Target/Cuda/StepCost.h"
 #include "compiler/mlir/Target/Cuda/StepLoop.h"
 
 namespace scanforge::cuda {
@@ -42,6 +43,7 @@ class Printer {
     r.file = identifier(r.name) + ".cu";
     r.channels = k_.channels;
     r.recomputeBytesPerStep = k_.recomputeBytesPerStep();
+    r.stepInstructions = stepInstructions(k_);
     r.buffers = k_.buffers;
     r.zeroInit = k_.zeroInit;
 

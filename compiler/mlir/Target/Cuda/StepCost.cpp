@@ -1,0 +1,55 @@
+#include "compiler/mlir/Target/Cuda/StepCost.h"
+
+#include <map>
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace scanforge::cuda {
+
+namespace {
+
+// Instructions of one element of `op` as the prelude and NVRTC compute it (MUFU counted as 4).
+int costOf(mlir::Operation *op) {
+  namespace arith = mlir::arith;
+  namespace math = mlir::math;
+  return llvm::TypeSwitch<mlir::Operation *, int>(op)
+      .Case<arith::ConstantOp>([](auto) { return 0; })
+      .Case<arith::DivFOp>([](auto) { return 10; })                        // IEEE division's fast path
+      .Case<arith::MaximumFOp, arith::MinimumFOp>([](auto) { return 3; })  // NaN-propagating
+      .Case<math::ExpOp>([](auto) { return 10; })                          // clamp, expf: 6 + MUFU.EX2
+      .Case<math::LogOp, math::TanhOp>([](auto) { return 20; })
+      .Case<math::SqrtOp>([](auto) { return 12; })
+      .Case<scan::SigmoidOp>([](auto) { return 14; })                      // expf + MUFU.RCP + select
+      .Case<scan::SoftplusOp>([](auto) { return 26; })                     // + the log1p polynomial
+      .Case<scan::GOp>([](auto) { return 16; })
+      // A tensor element read or written per step: 64-bit address, the prefetch ring's guard and
+      // move, the store (per step, from the SASS hot loops of models/: 30-130 instructions).
+      .Case<scan::InputOp, scan::SavedOp, scan::OutputOp>([](auto) { return 9; })
+      .Default([](mlir::Operation *) { return 1; });
+}
+
+}  // namespace
+
+std::string stepInstructions(const KernelContext &k) {
+  std::map<std::string, int> byRegisterCount;  // register elements (a formula) -> instructions
+  auto add = [&](const OpList &ops, const ValuePrinter &values) {
+    for (mlir::Operation *op : ops) {
+      if (!op->getNumResults() && !op->getNumOperands()) continue;
+      mlir::Value v = op->getNumResults() ? op->getResult(0) : op->getOperand(op->getNumOperands() - 1);
+      scan::DimMask registers = values.dimsOf(v) & k.exprs.registerDims();
+      byRegisterCount[k.exprs.formulaExtent(k.exprs.dimsOf(registers))] += costOf(op);
+    }
+  };
+  add(k.fullOps, k.values);
+  if (!k.recomputed.empty() && k.fwdValues) add(k.recomputeOps, *k.fwdValues);
+  std::string formula;
+  for (auto &[count, instructions] : byRegisterCount) {
+    if (instructions == 0) continue;
+    formula += (formula.empty() ? "" : "+") + std::to_string(instructions) + (count == "1" ? "" : "*(" + count + ")");
+  }
+  return formula.empty() ? "0" : formula;
+}
+
+}  // namespace scanforge::cuda
