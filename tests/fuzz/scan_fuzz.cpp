@@ -4,7 +4,7 @@
 //   scan-fuzz --print SEED                        print the program of a seed (and --mutant: its mutant)
 //   scan-fuzz --file F.scan [--seed S]            check one file (a reproducer or a regression input)
 //   scan-fuzz --self-test N --scanc PATH --out DIR   programs pass `scanc check`, mutants exit 1 located
-//   scan-fuzz --regressions DIR                   every DIR/*.scan (past failures) passes, at seeds 1..3
+//   scan-fuzz --regressions DIR|FILE              every DIR/*.scan (past failures), or FILE, passes at seeds 1..3
 // Each check runs in a forked child so that a crash or a hang is recorded, not fatal.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -227,16 +227,21 @@ int main(int argc, char **argv) {
   if (withCuda) cudaEmulator = &emulator;
   if (!regressions.empty()) {
     int failed = 0, files = 0;
-    for (const auto &entry : std::filesystem::directory_iterator(regressions)) {
-      if (entry.path().extension() != ".scan") continue;
+    std::vector<std::filesystem::path> paths;
+    if (std::filesystem::is_directory(regressions))
+      for (const auto &entry : std::filesystem::directory_iterator(regressions)) paths.push_back(entry.path());
+    else
+      paths.push_back(regressions);
+    for (const std::filesystem::path &path : paths) {
+      if (path.extension() != ".scan") continue;
       ++files;
-      std::ifstream in(entry.path());
+      std::ifstream in(path);
       std::stringstream text;
       text << in.rdbuf();
       for (uint64_t s = 1; s <= 3; ++s) {
-        Outcome o = isolated([&] { return checkProgram(entry.path().filename().string(), text.str(), s, cudaEmulator); });
+        Outcome o = isolated([&] { return checkProgram(path.filename().string(), text.str(), s, cudaEmulator); });
         if (o.status != CheckResult::Fail) continue;
-        std::cout << entry.path().string() << " seed " << s << ": FAIL [" << o.category << "]\n" << o.detail << "\n";
+        std::cout << path.string() << " seed " << s << ": FAIL [" << o.category << "]\n" << o.detail << "\n";
         ++failed;
       }
     }
