@@ -4,8 +4,9 @@
 Usage: check_citations.py ROOT      prints `file:line: cites ...` per citation, exits 1 if any
        check_citations.py --self-test
 
-Forbidden: the original design document outside the repository (docs/architecture.md holds what the
-code needs from it), ../shared/reference and ../shared/papers documents, and papers/NNN paths
+Forbidden: a Markdown document that is not one of the repository's own (the original design
+document lives outside it; docs/architecture.md holds what the code needs from it),
+../shared/reference and ../shared/papers documents, and papers/NNN paths
 (cite "paper NNN", listed in docs/architecture.md, "Papers"). Data files such as
 ../shared/data/tinyshakespeare.txt are inputs, not citations, and stay allowed; so is a CUDA source
 ../shared/reference/NAME.cu that a test reads and compiles (the GPU model's calibration probe),
@@ -16,7 +17,8 @@ import re
 import sys
 import tempfile
 
-FORBIDDEN = re.compile(r"DESIGN\.md|shared/reference(?!/[\w-]+\.cu(?![\w.]))|shared/papers|(?<![\w.])papers/\d{3}")
+FORBIDDEN = re.compile(r"shared/reference(?!/[\w-]+\.cu(?![\w.]))|shared/papers|(?<![\w.])papers/\d{3}")
+MARKDOWN = re.compile(r"(?<![\w.-])[\w-]+\.md\b")  # a document named by its file name
 SELF = os.path.realpath(__file__)
 
 
@@ -33,6 +35,7 @@ def files(root):
 
 def check(root):
     found, scanned = [], 0
+    own = {os.path.basename(path) for path in files(root) if path.endswith(".md")}
     for path in files(root):
         try:
             with open(path, encoding="utf-8") as f:
@@ -41,9 +44,10 @@ def check(root):
             continue  # binary
         scanned += 1
         for number, line in enumerate(lines, 1):
-            m = FORBIDDEN.search(line)
-            if m:
-                found.append(f"{os.path.relpath(path, root)}:{number}: cites {m.group(0)}, which is not in the "
+            cited = [m.group(0) for m in [FORBIDDEN.search(line)] if m]
+            cited += [name for name in MARKDOWN.findall(line) if name not in own]
+            for name in cited:
+                found.append(f"{os.path.relpath(path, root)}:{number}: cites {name}, which is not in the "
                              "repository (see docs/architecture.md)")
     return found, scanned
 
@@ -52,7 +56,7 @@ def self_test():
     with tempfile.TemporaryDirectory() as root:
         os.makedirs(f"{root}/runtime")
         with open(f"{root}/runtime/CMakeLists.txt", "w") as f:
-            f.write("# never depends on compiler/ (DESIGN.md §1)\n")
+            f.write("# never depends on compiler/ (OUTSIDE.md §1); see README.md\n")
         with open(f"{root}/README.md", "w") as f:
             f.write("data: ../shared/data/tinyshakespeare.txt\nsee ../shared/papers/README.md\n"
                     "the log-space scan (papers/000, B.3); paper 000 is fine\n"
@@ -61,7 +65,7 @@ def self_test():
         found, _ = check(root)
         expected = ["README.md:2: cites shared/papers", "README.md:3: cites papers/000",
                     "README.md:5: cites shared/reference", "README.md:6: cites shared/reference",
-                    "README.md:7: cites shared/reference", "runtime/CMakeLists.txt:1: cites DESIGN.md"]
+                    "README.md:7: cites shared/reference", "runtime/CMakeLists.txt:1: cites OUTSIDE.md"]
         got = sorted(line.split(", which", 1)[0] for line in found)
         print("\n".join(found))
         if got != expected:
