@@ -1,6 +1,8 @@
 #include "compiler/halide/Math.h"
 
 #include <cmath>
+#include <iterator>
+#include <vector>
 
 #include "compiler/mlir/Dialect/Scan/IR/Numerics.h"
 
@@ -13,8 +15,7 @@ namespace {
 constexpr float kLn2High = 0.693145751953125f, kLn2Low = 1.428606765330187045e-06f;
 constexpr float kLog2E = 1.44269504088896341f;
 
-template <class Coefficients>
-Expr horner(Expr x, const Coefficients &coefficients) {  // highest degree first
+Expr horner(Expr x, const std::vector<float> &coefficients) {  // highest degree first
   Expr p;
   for (float c : coefficients) p = p.defined() ? p * x + c : Expr(c);
   return p;
@@ -32,8 +33,7 @@ Expr exp(Expr x) {
   // split's precision (4.5 ulp at |x| ~ 80).
   Expr r = Halide::strict_float((xc - k * kLn2High) - k * kLn2Low);
   // e^r by its Taylor series to degree 7: the truncation is below 6e-9 relative (0.1 ulp).
-  Expr p = horner(r, std::initializer_list<float>{1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f,
-                                                  1.0f, 1.0f});
+  Expr p = horner(r, {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f});
   Expr ki = Halide::cast<int>(k), half = ki >> 1;
   // 2^k as two normal factors: k runs from -126 to 128.
   return Halide::select(isNan(x), x, p * twoTo(half) * twoTo(ki - half));
@@ -58,8 +58,7 @@ Expr log(Expr x) {
   Expr ef = Halide::cast<float>(e + Halide::select(high, 1, 0));
   Expr s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
   // 2 atanh(s) / s = 2 (1 + s^2/3 + s^4/5 + ...): the first omitted term is below 2e-11.
-  Expr logm =
-      s * horner(s2, std::initializer_list<float>{2.0f / 13, 2.0f / 11, 2.0f / 9, 2.0f / 7, 2.0f / 5, 2.0f / 3, 2.0f});
+  Expr logm = s * horner(s2, {2.0f / 13, 2.0f / 11, 2.0f / 9, 2.0f / 7, 2.0f / 5, 2.0f / 3, 2.0f});
   Expr result = ef * kLn2High + (ef * kLn2Low + logm);
   Expr xbits = Halide::reinterpret<int>(x);  // sign bit set: negative (or -0, -NaN)
   const float inf = INFINITY, nan = NAN;
@@ -69,7 +68,7 @@ Expr log(Expr x) {
 Expr log1p(Expr x) {
   // One division and the shared polynomial (Numerics.h).
   Expr s = x / (2.0f + x);
-  return s * horner(s * s, scan::kLog1pAtanhSeries);
+  return s * horner(s * s, {std::begin(scan::kLog1pAtanhSeries), std::end(scan::kLog1pAtanhSeries)});
 }
 
 }  // namespace scanforge::cpu
