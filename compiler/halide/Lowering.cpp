@@ -75,7 +75,11 @@ Expr Lowering::compute(int id) {
   if (n.sigmoidOnly) return sigmoid();
   return llvm::TypeSwitch<mlir::Operation *, Expr>(n.op)
       .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> Expr {
-        if (auto f = llvm::dyn_cast<mlir::FloatAttr>(c.getValue())) return Expr(static_cast<float>(f.getValueAsDouble()));
+        // strict_float hides the literal from the simplifier's constant patterns, which treat floats
+        // as reals: 0.5 * h + e * 1e-30 would become (e + h * 5e29) * 1e-30 and overflow. Only the
+        // constant is strict; the arithmetic around it keeps its fast-math flags.
+        if (auto f = llvm::dyn_cast<mlir::FloatAttr>(c.getValue()))
+          return Halide::strict_float(Expr(static_cast<float>(f.getValueAsDouble())));
         return Halide::cast<bool>(Expr(llvm::cast<mlir::IntegerAttr>(c.getValue()).getValue().getBoolValue() ? 1 : 0));
       })
       .Case<arith::AddFOp>([&](auto) { return x(0) + x(1); })

@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "compiler/mlir/Dialect/Scan/IR/Numerics.h"
 #include "tests/compiler/CpuBuffers.h"
 
 namespace scanforge::test {
@@ -117,6 +118,31 @@ TEST(SaturatedGates, DerivativesKeepTheirRelativeAccuracy) {
       EXPECT_LE(std::fabs(g - w), 1e-5 * std::fabs(w)) << port << ".grad at " << port << " = " << at[i % at.size()]
                                                         << ": " << g << ", float64 " << w;
     }
+  }
+}
+
+// Literals keep their place in the arithmetic: Halide's simplifier treats floats as reals and, left
+// alone, rewrites 0.5 * h + e * 1e-30 as (e + h * 5e29) * 1e-30, whose sum overflows from the
+// second step on. With exp clamped at kExpArgMax (exp = 3.4e38), h stays near 3.4e8 * (2 - 0.5^t).
+TEST(SaturatedGates, LiteralsAreNotRefactoredIntoAnOverflow) {
+  const std::string source = R"(recurrence exp_clamp(x[d]) -> h[d] {
+  h = 0.5 * h + exp(x) * 1e-30
+}
+)";
+  Recurrence rec = compileSource("exp_clamp.scan", source);
+  const int64_t T = 9, D = 37;
+  std::vector<float> x(T * D, 100.0f), h(T * D, -1.0f), start(D, 0.0f), final(D);
+  TensorViews inputs{{"x", {x.data(), {1, T, D}, ElemType::F32}}};
+  TensorViews initial{{"h", {start.data(), {1, D}, ElemType::F32}}};
+  TensorViews outputs{{"h", {h.data(), {1, T, D}, ElemType::F32}}};
+  TensorViews finals{{"h", {final.data(), {1, D}, ElemType::F32}}};
+  rec.forward(inputs, {}, initial, outputs, finals, nullptr);
+  const double term = std::exp(static_cast<double>(scan::kExpArgMax)) * static_cast<double>(1e-30f);
+  double want = 0.0;
+  for (int64_t t = 0; t < T; ++t) {
+    want = 0.5 * want + term;
+    for (int64_t d = 0; d < D; ++d)
+      EXPECT_NEAR(h[t * D + d], want, 1e-5 * want) << "h at t = " << t << ", d = " << d;
   }
 }
 
