@@ -2,7 +2,9 @@
 // reports, measured in the same run, the fraction of the device's copy bandwidth reached on ideal
 // bytes (inputs read once, outputs written once; docs/architecture.md, "Performance targets") and,
 // with --peers, the time of the peer implementations (tools/scan-gpu-bench/peers.py) on the same
-// shapes. Needs no MLIR: it builds in the runtime-only preset, next to scan-package-run. Exit codes:
+// shapes, and with --predictions the performance model's prediction beside each time (written by
+// scanc --gpu-model --predictions on a machine with the compiler); --json writes it all as JSON
+// (tools/gpu-validate.sh). Needs no MLIR: it builds in the runtime-only preset. Exit codes:
 // 0 done, 1 an error, 77 no CUDA driver or GPU ("[SKIP] ...").
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <fstream>
 #include <set>
 
 #include "runtime/cuda/CudaBackend.h"
@@ -19,6 +22,7 @@
 #include "runtime/cuda/RecurrenceRunner.h"
 #include "tools/common/JsonCommand.h"
 #include "tools/common/OpenGpu.h"
+#include "tools/common/Predictions.h"
 
 namespace {
 
@@ -198,6 +202,14 @@ nlohmann::json runPeers(const std::string &python, const std::string &script, co
   return result;
 }
 
+std::string predictionColumn(const nlohmann::json &predictions, const std::string &key) {
+  if (!predictions.contains(key)) return "–";
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%.3f ms (%.0f%%)", predictions[key]["ms"].get<double>(),
+                100 * predictions[key]["of_copy"].get<double>());
+  return cell;
+}
+
 std::string peerColumn(const nlohmann::json &peers, const std::string &key, double ours) {
   if (!peers.contains(key)) return "–";
   std::string text;
@@ -216,7 +228,7 @@ std::string peerColumn(const nlohmann::json &peers, const std::string &key, doub
 
 int run(int argc, char **argv) {
   CLI::App app{"scan-gpu-bench: GPU timings of a kernel package against copy bandwidth and peers", "scan-gpu-bench"};
-  std::string dir, python = "python3", cacheDir = KernelCache::defaultDirectory().string();
+  std::string dir, python = "python3", cacheDir = KernelCache::defaultDirectory().string(), predictionsFile, jsonFile;
   std::vector<std::string> names;
   int64_t D = 1024, N = 16;
   int repeats = 20, device = 0;
@@ -229,6 +241,9 @@ int run(int argc, char **argv) {
   app.add_flag("--peers", peers, "also time the peers of tools/scan-gpu-bench/peers.py (needs PyTorch with CUDA)");
   app.add_option("--python", python, "the Python that runs the peers");
   app.add_option("--device", device, "CUDA device ordinal");
+  app.add_option("--predictions", predictionsFile,
+                 "the performance model's predictions (scanc --gpu-model --predictions), printed beside each time");
+  app.add_option("--json", jsonFile, "also write every measurement, prediction and peer time to this JSON file");
   app.add_option("--cache", cacheDir, "kernel cache directory");
   try {
     app.parse(argc, argv);
@@ -243,6 +258,12 @@ int run(int argc, char **argv) {
       if (rec.name == "mingru" || rec.name == "minlstm" || rec.name == "selective_ssm") names.push_back(rec.name);
   if (names.empty()) throw CudaError(dir + " holds none of mingru, minlstm, selective_ssm: name recurrences with --recurrence");
   std::vector<Case> cases = defaultCases(package, names, D, N);
+  nlohmann::json predictions;
+  try {
+    predictions = predictionsFile.empty() ? nlohmann::json::object() : scanforge::tools::readPredictions(predictionsFile);
+  } catch (const std::runtime_error &e) {
+    throw CudaError(std::string("--predictions: ") + e.what());
+  }
 
   std::unique_ptr<CudaBackend> gpu = scanforge::tools::openGpuOrSkip(device, cacheDir);
   if (!gpu) return scanforge::tools::kNoGpuExit;
@@ -259,17 +280,30 @@ int run(int argc, char **argv) {
 
   std::printf("device: %s; copy bandwidth %.0f GB/s (1 GiB device-to-device, read + written); median of %d\n\n",
               gpu->describe().c_str(), copy, repeats);
-  std::printf("| recurrence | dtype | shape | plan | pass | time (ms) | GB/s on ideal bytes | of copy | peers (ms, peer/ours) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| recurrence | dtype | shape | plan | pass | time (ms) | GB/s on ideal bytes | of copy | predicted (model) "
+              "| peers (ms, peer/ours) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  nlohmann::json rows = nlohmann::json::array();
   for (const Timing &t : timings) {
     auto row = [&](const char *pass, double ms, double bytes) {
       double gbs = bytes / (ms * 1e6);
-      std::string key = t.recurrence + " " + t.shape + " " + pass;
-      std::printf("| %s | %s | %s | %s | %s | %.3f | %.0f | %.0f%% | %s |\n", t.recurrence.c_str(), t.dtype.c_str(),
-                  t.shape.c_str(), t.plan.c_str(), pass, ms, gbs, 100 * gbs / copy, peerColumn(peerTimes, key, ms).c_str());
+      std::string key = scanforge::tools::resultKey(t.recurrence, t.shape, pass);
+      std::printf("| %s | %s | %s | %s | %s | %.3f | %.0f | %.0f%% | %s | %s |\n", t.recurrence.c_str(), t.dtype.c_str(),
+                  t.shape.c_str(), t.plan.c_str(), pass, ms, gbs, 100 * gbs / copy, predictionColumn(predictions, key).c_str(),
+                  peerColumn(peerTimes, key, ms).c_str());
+      rows.push_back({{"recurrence", t.recurrence}, {"dtype", t.dtype}, {"shape", t.shape}, {"plan", t.plan}, {"pass", pass},
+                      {"ms", ms}, {"ideal_bytes", bytes}, {"gbs", gbs}, {"of_copy", gbs / copy},
+                      {"predicted", predictions.contains(key) ? predictions[key] : nlohmann::json()},
+                      {"peers", peerTimes.contains(key) ? peerTimes[key] : nlohmann::json::object()}});
     };
     row("forward", t.forwardMs, t.forwardBytes);
     if (t.forwardBackwardMs > 0) row("forward+backward", t.forwardBackwardMs, t.forwardBytes + t.backwardBytes);
+  }
+  if (!jsonFile.empty()) {
+    nlohmann::json report = {{"device", gpu->describe()}, {"copy_gbs", copy}, {"repeats", repeats}, {"rows", rows}};
+    std::ofstream out(jsonFile);
+    out << report.dump(2) << "\n";
+    if (!out) throw CudaError("cannot write " + jsonFile);
   }
   return kDone;
 }

@@ -13,6 +13,7 @@
 #include "runtime/cuda/KernelPackage.h"
 #include "runtime/cuda/RecurrenceRunner.h"
 #include "tools/gpu/emulator/EmulatedBackend.h"
+#include "tools/common/Predictions.h"
 #include "tools/gpu/model/Predictor.h"
 #include "tools/scanc/Shape.h"
 
@@ -195,8 +196,10 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
   return d;
 }
 
+// Prints the prediction of each direction of `rec` at `full`; with `predictions`, also adds them to that file.
 void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &package, const RecurrenceDesc &rec,
-                      const cuda::Shape &full, gpu::EmulatedBackend &emulator, const gpu::BinaryTools &tools) {
+                      const cuda::Shape &full, gpu::EmulatedBackend &emulator, const gpu::BinaryTools &tools,
+                      const std::string &predictions) {
   cuda::RecurrenceRunner runner(package, rec.name, emulator);
   cuda::Plan plan;
   try {
@@ -221,8 +224,12 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
             << " chunk(s)\nforward:\n";
   Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
   auto line = [&](const char *what, const Direction &d) {
+    double ofCopy = gpu::fractionOfCopy(device, d.idealBytes, d.seconds);
+    if (!predictions.empty())
+      addPrediction(predictions, resultKey(rec.name, full.describe(), what), d.seconds * 1e3, ofCopy,
+                    "performance model (docs/cuda.md), " + device.name + " " + device.arch);
     std::cout << "predicted " << what << ": " << format("%.3f", d.seconds * 1e3) << " ms, "
-              << format("%.1f", 100 * gpu::fractionOfCopy(device, d.idealBytes, d.seconds))
+              << format("%.1f", 100 * ofCopy)
               << "% of copy bandwidth on the ideal " << format("%.3g", d.idealBytes / 1e9) << " GB (moves "
               << format("%.2f", d.bytesMoved / d.idealBytes) << "x that)\n";
   };
@@ -236,7 +243,7 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
 
 }  // namespace
 
-int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch) {
+int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch, const std::string &predictions) {
   const gpu::DeviceSpec *device = nullptr;
   cuda::Shape full;
   try {
@@ -248,6 +255,14 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
   } catch (const std::invalid_argument &e) {  // ShapeError too
     std::cerr << "scanc: error: --gpu-model " << path << ": " << e.what() << "\n";
     return kUserError;
+  }
+  if (!predictions.empty()) {
+    try {
+      readPredictions(predictions, /*mayBeMissing=*/true);  // a file that is not ours is not overwritten
+    } catch (const std::runtime_error &e) {
+      std::cerr << "scanc: error: --predictions: " << e.what() << "\n";
+      return kUserError;
+    }
   }
   std::string why;
   std::optional<gpu::BinaryTools> tools = gpu::BinaryTools::find(why);
@@ -271,7 +286,7 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
             << "(docs/cuda.md), not measured\n";
   try {
     for (const RecurrenceDesc &rec : package->recurrences())
-      if (rec.adjointOf.empty()) reportRecurrence(*device, *package, rec, full, emulator, *tools);
+      if (rec.adjointOf.empty()) reportRecurrence(*device, *package, rec, full, emulator, *tools, predictions);
   } catch (const ShapeError &e) {
     std::cerr << "scanc: error: --gpu-model " << path << " --shape " << shapeText << ": " << e.what() << "\n";
     return kUserError;

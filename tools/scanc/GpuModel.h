@@ -3,6 +3,8 @@
 // strategy, grid, registers, occupancy, bytes moved vs ideal, sectors per request, instructions
 // per byte, the binding limit and the predicted time; per call the predicted fraction of copy
 // bandwidth for the forward, the backward and both. Every number from the model says "predicted".
+// With `--predictions FILE` the per-call predictions are also added to FILE (tools/common/Predictions.h),
+// which scan-gpu-bench prints beside its measurements.
 #pragma once
 
 #include <string>
@@ -10,6 +12,6 @@
 namespace scanforge::tools {
 
 // Returns scanc's exit code: 0, 1 for a user error (bad shape or arch, missing tools), 2 for a bug.
-int gpuModel(const std::string &path, const std::string &shape, const std::string &arch);
+int gpuModel(const std::string &path, const std::string &shape, const std::string &arch, const std::string &predictions);
 
 }  // namespace scanforge::tools

@@ -191,6 +191,10 @@ int run(int argc, char **argv) {
                                         "predict FILE's kernels on a GPU (--arch, default sm_90) at --shape, without one")
                              ->check(CLI::ExistingFile);
   app.add_option("--shape", gpuModelShape, "sizes for --gpu-model, e.g. b=64,t=4096,d=1024")->needs(gpuModelOption);
+  std::string predictionsFile;
+  app.add_option("--predictions", predictionsFile,
+                 "also add --gpu-model's per-call predictions to this JSON file (scan-gpu-bench --predictions reads it)")
+      ->needs(gpuModelOption);
 
   auto *check = app.add_subcommand("check", "check .scan files and print diagnostics");
   std::vector<std::string> checkFiles;
@@ -229,7 +233,7 @@ int run(int argc, char **argv) {
       return kUserError;
     }
     try {
-      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch);
+      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile);
     } catch (const CompileError &e) {
       std::cerr << e.what();
       return std::string(e.what()).rfind("internal error", 0) == 0 ? kInternalError : kUserError;
