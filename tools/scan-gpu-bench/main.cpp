@@ -232,7 +232,7 @@ int run(int argc, char **argv) {
   std::vector<std::string> names;
   int64_t D = 1024, N = 16;
   int repeats = 20, device = 0;
-  bool peers = false;
+  bool peers = false, listCases = false;
   app.add_option("package", dir, "the package directory (manifest.json and *.cu, from scanc --emit-package)")->required();
   app.add_option("--recurrence", names, "forward recurrences to time (default: mingru, minlstm, selective_ssm if present)");
   app.add_option("-D", D, "channels");
@@ -243,6 +243,9 @@ int run(int argc, char **argv) {
   app.add_option("--device", device, "CUDA device ordinal");
   app.add_option("--predictions", predictionsFile,
                  "the performance model's predictions (scanc --gpu-model --predictions), printed beside each time");
+  app.add_flag("--list-cases", listCases,
+               "print the cases it would time, one per line as `RECURRENCE b=..,t=..,DIM=..` (scanc --gpu-model's "
+               "--shape), and exit: no GPU needed");
   app.add_option("--json", jsonFile, "also write every measurement, prediction and peer time to this JSON file");
   app.add_option("--cache", cacheDir, "kernel cache directory");
   try {
@@ -258,6 +261,15 @@ int run(int argc, char **argv) {
       if (rec.name == "mingru" || rec.name == "minlstm" || rec.name == "selective_ssm") names.push_back(rec.name);
   if (names.empty()) throw CudaError(dir + " holds none of mingru, minlstm, selective_ssm: name recurrences with --recurrence");
   std::vector<Case> cases = defaultCases(package, names, D, N);
+  if (listCases) {
+    for (const Case &c : cases) {
+      std::printf("%s b=%lld,t=%lld", c.recurrence.c_str(), static_cast<long long>(c.shape.batch),
+                  static_cast<long long>(c.shape.steps));
+      for (auto &[dim, size] : c.shape.dims) std::printf(",%s=%lld", dim.c_str(), static_cast<long long>(size));
+      std::printf("\n");
+    }
+    return kDone;
+  }
   nlohmann::json predictions;
   try {
     predictions = predictionsFile.empty() ? nlohmann::json::object() : scanforge::tools::readPredictions(predictionsFile);

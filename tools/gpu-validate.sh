@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# GPU validation in one command, on a machine with a GPU but no MLIR, no Halide and no apt (docs/cuda.md,
+# "Running on a GPU machine"). PACKAGE_DIR comes from tools/package-for-gpu.sh on a machine with the
+# compiler: the kernel package, the model's predictions.json and deps/ (nlohmann-json, CLI11, GoogleTest).
+#   1. builds the runtime-only preset (build-runtime/; SCANFORGE_WITH_CPU_RUNTIME=OFF: no OpenBLAS),
+#      against PACKAGE_DIR/deps when it is there (GoogleTest is built from its sources once);
+#   2. runs `ctest -L gpu`: the driver smoke test, the package's golden vectors, the benchmark's smoke;
+#   3. runs scan-gpu-bench on the package with the model's predictions and, where PyTorch sees the
+#      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own);
+#   4. writes REPORT.md and REPORT.json (default gpu-report): the machine, the commit, each test, the
+#      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
+# usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
+#   --no-peers  leave the peers out (torch.compile alone can take minutes on a short lease)
+# Exit: 0 every test passed and the benchmark ran; 1 a build, test or benchmark failure; 77 no GPU.
+set -uo pipefail
+usage() { echo "usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]" >&2; exit 1; }
+fail() { echo "gpu-validate: error: $*" >&2; exit 1; }
+
+with_peers=1
+if [ "${1:-}" = "--no-peers" ]; then with_peers=0; shift; fi
+[ $# -ge 1 ] || usage
+package=$(realpath -m "$1"); shift
+report=gpu-report
+if [ $# -ge 1 ] && [ "$1" != "--" ]; then report=$1; shift; fi
+extra=()
+if [ $# -ge 1 ]; then
+  [ "$1" = "--" ] || usage
+  shift
+  extra=("$@")
+fi
+report=$(realpath -m "$report")
+cd "$(dirname "$0")/.."
+
+[ -f "$package/manifest.json" ] || fail "$package/manifest.json not found: write the package with tools/package-for-gpu.sh"
+command -v cmake >/dev/null || fail "cmake not found (3.25 or newer; 'pip install cmake' where apt is missing)"
+command -v python3 >/dev/null || fail "python3 not found (it writes the report and runs the peers)"
+generator=()
+command -v ninja >/dev/null || generator=(-G "Unix Makefiles")  # the preset's Ninja, where there is one
+
+build=build-runtime
+logs=$build/gpu-validate
+mkdir -p "$logs"
+
+# 1. Build. GoogleTest, nlohmann-json and CLI11 from the package's deps/ when it has them.
+prefix=()
+if [ -d "$package/deps" ]; then
+  deps=$PWD/build-gpu-deps
+  if [ ! -f "$deps/prefix/.complete" ]; then
+    echo "gpu-validate: building GoogleTest from $package/deps" >&2
+    rm -rf "$deps" && mkdir -p "$deps" && cp -r "$package/deps/prefix" "$deps/prefix"
+    cmake -S "$package/deps/googletest-src" -B "$deps/googletest" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$deps/prefix" -DCMAKE_POSITION_INDEPENDENT_CODE=ON >"$logs/deps.log" 2>&1 &&
+      cmake --build "$deps/googletest" -j "$(nproc)" >>"$logs/deps.log" 2>&1 &&
+      cmake --install "$deps/googletest" >>"$logs/deps.log" 2>&1 ||
+      fail "building GoogleTest failed (log: $logs/deps.log)"
+    touch "$deps/prefix/.complete"
+  fi
+  prefix=(-DCMAKE_PREFIX_PATH="$deps/prefix")
+fi
+echo "gpu-validate: configuring and building the runtime-only preset in $build" >&2
+cmake --preset runtime-only "${generator[@]}" -DSCANFORGE_WITH_CPU_RUNTIME=OFF -DSCANFORGE_CUDA_PACKAGE="$package" \
+  "${prefix[@]}" "${extra[@]}" >"$logs/configure.log" 2>&1 || fail "configuring failed (log: $logs/configure.log)"
+cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1 || fail "the build failed (log: $logs/build.log)"
+
+# 2. The GPU tests.
+echo "gpu-validate: ctest -L '^gpu$'" >&2  # the label gpu exactly, not gpu-model
+ctest --test-dir "$build" -L '^gpu$' --output-on-failure --output-junit "$PWD/$logs/ctest.xml" >"$logs/ctest.log" 2>&1
+tests_rc=$?
+
+# 3. The benchmark, with the model's predictions and the peers where PyTorch sees a GPU.
+bench_args=("$package" --json "$logs/bench.json")
+[ -f "$package/predictions.json" ] && bench_args+=(--predictions "$package/predictions.json")
+peers="not run: PyTorch with CUDA not found by python3"
+if [ "$with_peers" -eq 0 ]; then
+  peers="not run (--no-peers)"
+elif python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then
+  bench_args+=(--peers --python python3)
+  peers="run (tools/scan-gpu-bench/peers.py; a peer that is not installed shows as unavailable)"
+fi
+echo "gpu-validate: scan-gpu-bench ${bench_args[*]}" >&2
+"$build/bin/scan-gpu-bench" "${bench_args[@]}" >"$logs/bench.md" 2>"$logs/bench.err"
+bench_rc=$?
+
+# 4. The report.
+python3 tools/gpu-validate-report.py --package "$package" --logs "$logs" --tests-rc "$tests_rc" \
+  --bench-rc "$bench_rc" --peers "$peers" --out "$report" || fail "writing the report failed"
+echo "gpu-validate: wrote $report.md and $report.json" >&2
+if [ "$bench_rc" -eq 77 ]; then
+  echo "gpu-validate: no GPU here (the GPU tests were skipped); nothing was measured" >&2
+  exit 77
+fi
+[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] || exit 1

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On a machine with the compiler: writes OUT_DIR, everything a GPU machine without MLIR or Halide
+# needs for tools/gpu-validate.sh (docs/cuda.md, "Running on a GPU machine"):
+#   OUT_DIR/            the kernel package of models/*.scan with its golden vectors
+#   OUT_DIR/predictions.json   the performance model's prediction for every case scan-gpu-bench
+#                              times (its --list-cases), from scanc --gpu-model --predictions
+#   OUT_DIR/deps/       CMake packages the GPU machine may lack (it has no apt): nlohmann-json and
+#                       CLI11 (headers) and GoogleTest (sources), copied from this machine's Debian
+#                       packages; gpu-validate.sh uses them only where find_package finds none.
+# usage: tools/package-for-gpu.sh OUT_DIR [BUILD_DIR]   (BUILD_DIR: a build with scanc; default build)
+set -euo pipefail
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: tools/package-for-gpu.sh OUT_DIR [BUILD_DIR]" >&2
+  exit 1
+fi
+out=$(realpath -m "$1")
+cd "$(dirname "$0")/.."
+build=${2:-build}
+for tool in scanc scan-gpu-bench; do
+  if [ ! -x "$build/bin/$tool" ]; then
+    echo "package-for-gpu: error: $build/bin/$tool not found; build first: cmake --preset default && cmake --build --preset default" >&2
+    exit 1
+  fi
+done
+
+"$build/bin/scanc" --emit-package "$out" models/*.scan
+
+# The model's prediction for each case the benchmark times (same cases, same shapes, same keys).
+rm -f "$out/predictions.json"
+"$build/bin/scan-gpu-bench" "$out" --list-cases | while read -r recurrence shape; do
+  echo "package-for-gpu: predicting $recurrence at $shape" >&2
+  "$build/bin/scanc" --gpu-model "models/$recurrence.scan" --shape "$shape" --predictions "$out/predictions.json" >/dev/null
+done
+
+# Build dependencies, for a GPU machine without Debian's packages.
+deps="$out/deps"
+rm -rf "$deps"
+mkdir -p "$deps/prefix/include" "$deps/prefix/share/cmake"
+for header_dir in nlohmann CLI; do
+  if [ ! -d "/usr/include/$header_dir" ]; then
+    echo "package-for-gpu: error: /usr/include/$header_dir missing: run tools/install-deps.sh" >&2
+    exit 1
+  fi
+  cp -r "/usr/include/$header_dir" "$deps/prefix/include/"
+done
+cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$deps/prefix/share/cmake/"
+cp -r /usr/src/googletest "$deps/googletest-src"
+echo "package-for-gpu: wrote $out (kernel package, predictions.json, deps/); on the GPU machine: tools/gpu-validate.sh $out" >&2
