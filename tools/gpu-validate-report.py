@@ -55,6 +55,7 @@ def main():
     gpu = command_output("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader")
     repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     commit = command_output("git", "-C", repository, "rev-parse", "HEAD")
+    package_commit = (read(os.path.join(args.package, "source-commit")) or "").strip() or None
     tests = tests_from_junit(os.path.join(args.logs, "ctest.xml"))
     bench = json.loads(read(os.path.join(args.logs, "bench.json")) or "null")
     bench_table = read(os.path.join(args.logs, "bench.md")) or ""
@@ -66,6 +67,7 @@ def main():
         "host": socket.gethostname(),
         "gpu": gpu,
         "commit": commit,
+        "package_commit": package_commit,
         "package": args.package,
         "predictions": predictions if os.path.exists(predictions) else None,
         "tests": {"exit_code": args.tests_rc, "cases": tests},
@@ -81,7 +83,8 @@ def main():
         "",
         f"- date: {result['date']}",
         f"- host: {result['host']}; GPU: {gpu or 'nvidia-smi not found'}",
-        f"- commit: {commit or 'unknown (no git checkout)'}",
+        f"- checkout: {commit or 'unknown (no git checkout)'}; kernels generated at: "
+        f"{package_commit or 'unknown (no source-commit in the package)'}",
         f"- package: {args.package}; model predictions: {result['predictions'] or 'none (predictions.json missing)'}",
         "",
         f"## ctest -L gpu: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "

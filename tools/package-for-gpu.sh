@@ -2,6 +2,7 @@
 # On a machine with the compiler: writes OUT_DIR, everything a GPU machine without MLIR or Halide
 # needs for tools/gpu-validate.sh (docs/cuda.md, "Running on a GPU machine"):
 #   OUT_DIR/            the kernel package of models/*.scan with its golden vectors
+#   OUT_DIR/source-commit      the commit the kernels were generated from
 #   OUT_DIR/predictions.json   the performance model's prediction for every case scan-gpu-bench
 #                              times (its --list-cases), from scanc --gpu-model --predictions
 #   OUT_DIR/deps/       CMake packages the GPU machine may lack (it has no apt): nlohmann-json and
@@ -24,6 +25,10 @@ for tool in scanc scan-gpu-bench; do
 done
 
 "$build/bin/scanc" --emit-package "$out" models/*.scan
+# The commit the kernels were generated from ("+changes" when the checkout had uncommitted ones).
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
+echo "$commit" >"$out/source-commit"
 
 # The model's prediction for each case the benchmark times (same cases, same shapes, same keys).
 rm -f "$out/predictions.json"

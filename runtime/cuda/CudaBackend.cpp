@@ -18,9 +18,18 @@ class CudaModule : public LoadedModule {
     if (it == functions_.end()) {
       CUfunction f = nullptr;
       driver_.check(driver_.cuModuleGetFunction(&f, module_, kernel.c_str()), "finding kernel '" + kernel + "' in " + name_);
-      it = functions_.emplace(kernel, f).first;
+      it = functions_.emplace(kernel, Function{f, 0}).first;
     }
-    driver_.check(driver_.cuLaunchKernel(it->second, c.grid[0], c.grid[1], c.grid[2], c.block, 1, 1,
+    // By default dynamic and static shared memory together may not pass 48 KiB: a chunked kernel's
+    // 4-byte block ticket beside a 48 KiB recompute buffer failed to launch (measured on an H200).
+    // Raising the function's dynamic limit to what this launch asks for lifts that (up to the
+    // device's opt-in maximum; the planner stays within 48 KiB of dynamic memory).
+    if (c.sharedBytes > it->second.dynamicSharedAllowed) {
+      driver_.check(driver_.cuFuncSetAttribute(it->second.function, kFuncAttrMaxDynamicShared, static_cast<int>(c.sharedBytes)),
+                    "allowing " + std::to_string(c.sharedBytes) + " bytes of dynamic shared memory to '" + kernel + "'");
+      it->second.dynamicSharedAllowed = c.sharedBytes;
+    }
+    driver_.check(driver_.cuLaunchKernel(it->second.function, c.grid[0], c.grid[1], c.grid[2], c.block, 1, 1,
                                          static_cast<unsigned>(c.sharedBytes), reinterpret_cast<CUstream>(stream), args,
                                          nullptr),
                   "cuLaunchKernel");
@@ -30,7 +39,11 @@ class CudaModule : public LoadedModule {
   const CudaDriver &driver_;
   CUmodule module_;
   std::string name_;
-  std::map<std::string, CUfunction> functions_;
+  struct Function {
+    CUfunction function;
+    size_t dynamicSharedAllowed;  // raised by this module so far (0: the driver's default)
+  };
+  std::map<std::string, Function> functions_;
 };
 
 }  // namespace

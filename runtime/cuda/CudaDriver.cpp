@@ -36,6 +36,7 @@ LoadedDriver load() {
     lib.resolve(a.cuModuleLoadData, "cuModuleLoadData");
     lib.resolve(a.cuModuleUnload, "cuModuleUnload");
     lib.resolve(a.cuModuleGetFunction, "cuModuleGetFunction");
+    lib.resolve(a.cuFuncSetAttribute, "cuFuncSetAttribute");
     lib.resolve(a.cuLaunchKernel, "cuLaunchKernel");
     lib.resolve(a.cuMemAlloc, "cuMemAlloc_v2");
     lib.resolve(a.cuMemFree, "cuMemFree_v2");
