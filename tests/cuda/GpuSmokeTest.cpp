@@ -60,6 +60,43 @@ TEST(GpuSmoke, LaunchesOnAStream) {
   for (float v : host) ASSERT_EQ(v, -3.0f);
 }
 
+// A chunked kernel's shape: a 4-byte block ticket in static shared memory beside a 48 KiB dynamic
+// buffer. The driver's default limit counts both against 48 KiB, so this launch failed with
+// CUDA_ERROR_INVALID_VALUE (the selective SSM's backward on an H200) until the launcher raised the
+// kernel's dynamic limit to what the launch asks for.
+const char *kTicketAndBuffer = R"(
+extern "C" __global__ void ticket_and_buffer(float *out, int n) {
+  __shared__ int ticket;
+  extern __shared__ float buffer[];
+  if (threadIdx.x == 0) ticket = blockIdx.x;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) buffer[i] = 1.0f + (float)(i & 1);
+  __syncthreads();
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += buffer[i];
+  if (threadIdx.x == 0) out[blockIdx.x] = sum + (float)ticket;
+}
+)";
+
+TEST(GpuSmoke, FullDynamicSharedMemoryBesideStaticSharedMemory) {
+  CudaBackend gpu;
+  std::unique_ptr<LoadedModule> module = gpu.load({"ticket.cu", kTicketAndBuffer, {}, {{"ticket_and_buffer", 2}}});
+  const int n = 48 * 1024 / 4, blocks = 3;
+  DeviceBuffer out(gpu, blocks * sizeof(float));
+  DevicePtr ptr = out.get();
+  int count = n;
+  void *args[] = {&ptr, &count};
+  LaunchConfig config;
+  config.grid[0] = blocks;
+  config.block = 128;
+  config.sharedBytes = 48 * 1024;
+  module->launch("ticket_and_buffer", config, args, 0);
+  gpu.synchronize(0);
+  std::vector<float> back(blocks);
+  gpu.download(back.data(), out.get(), blocks * sizeof(float));
+  const float sum = 1.5f * n;  // every partial sum is an integer below 2^24: exact
+  for (int b = 0; b < blocks; ++b) EXPECT_EQ(back[b], sum + static_cast<float>(b)) << "block " << b;
+}
+
 TEST(GpuSmoke, LaunchErrorsCarryTheCudaError) {
   CudaBackend gpu;
   std::unique_ptr<LoadedModule> module = gpu.load({"scale.cu", kScale, {}, {{"scale", 3}}});
