@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""tools/gpu-validate-report.py on logs as tools/gpu-validate.sh leaves them (gpu-validate-logs/: a
+JUnit file from ctest with a passed, a failed and a skipped test, and scan-gpu-bench's JSON and
+table from the H200 run of 2026-11-25, two rows kept): the report counts and lists the tests, shows
+the failed test's output, carries the benchmark's table and every row into the JSON, and says where
+the kernels came from. usage: gpu_validate_report_test.py REPORT_SCRIPT LOGS_DIR WORK_DIR"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def main():
+    script, logs, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    package = os.path.join(work, "pkg")
+    os.makedirs(package)
+    with open(os.path.join(package, "source-commit"), "w") as f:
+        f.write("76dd177\n")
+    out = os.path.join(work, "report")
+    for bench_rc, expect in ((0, "the column \"predicted (model)\" is the performance model's prediction"),
+                             (77, "No GPU: nothing was measured."), (1, "The benchmark failed:")):
+        subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "8",
+                        "--bench-rc", str(bench_rc), "--peers", "not run (--no-peers)", "--out", out], check=True)
+        with open(out + ".md") as f:
+            md = f.read()
+        assert expect in md, (bench_rc, md)
+    with open(out + ".json") as f:
+        report = json.load(f)
+
+    assert "## ctest -L gpu: 1 passed, 1 failed, 1 skipped (exit 8)" in md, md
+    assert "| cuda_package_goldens | failed | 7.0 |" in md, md
+    assert "### cuda_package_goldens (failed)" in md and "backward 'B.grad' relative error 3.1e-4 > 1e-5" in md, md
+    assert "kernels generated at: 76dd177" in md, md
+    statuses = {c["name"]: c["status"] for c in report["tests"]["cases"]}
+    assert statuses == {"cuda_gpu_smoke": "passed", "cuda_package_goldens": "failed",
+                        "scan_gpu_bench_smoke": "skipped"}, statuses
+    assert report["package_commit"] == "76dd177", report["package_commit"]
+    rows = report["bench"]["result"]["rows"]
+    assert [r["pass"] for r in rows] == ["forward", "forward+backward"], rows
+    assert rows[0]["predicted"]["ms"] > 0 and rows[0]["peers"]["log-space compiled"] > 0, rows[0]
+
+    subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
+                    "--peers", "run", "--out", out], check=True)
+    with open(out + ".md") as f:
+        md = f.read()
+    assert "| mingru | f32 | B=64 T=4096 d=1024 | sequential L=4096 | forward | 2.302 |" in md, md
+    print("gpu-validate report: passed")
+
+
+if __name__ == "__main__":
+    main()
