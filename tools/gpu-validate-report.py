@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes tools/gpu-validate.sh's report, REPORT.md and REPORT.json, from what it left in its logs
+"""Writes tools/gpu-validate.sh's report, REPORT.{md,json}, from what it left in its logs
 directory: ctest.xml (ctest --output-junit), bench.json and bench.md (scan-gpu-bench --json and its
 table), bench.err. Standard library only: the GPU machine may have nothing else."""
 import argparse

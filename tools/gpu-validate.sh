@@ -7,7 +7,7 @@
 #   2. runs `ctest -L gpu`: the driver smoke test, the package's golden vectors, the benchmark's smoke;
 #   3. runs scan-gpu-bench on the package with the model's predictions and, where PyTorch sees the
 #      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own);
-#   4. writes REPORT.md and REPORT.json (default gpu-report): the machine, the commit, each test, the
+#   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
 # usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
 #   --no-peers  leave the peers out (torch.compile alone can take minutes on a short lease)
@@ -84,7 +84,7 @@ bench_rc=$?
 # 4. The report.
 python3 tools/gpu-validate-report.py --package "$package" --logs "$logs" --tests-rc "$tests_rc" \
   --bench-rc "$bench_rc" --peers "$peers" --out "$report" || fail "writing the report failed"
-echo "gpu-validate: wrote $report.md and $report.json" >&2
+echo "gpu-validate: wrote ${report}.md and ${report}.json" >&2
 if [ "$bench_rc" -eq 77 ]; then
   echo "gpu-validate: no GPU here (the GPU tests were skipped); nothing was measured" >&2
   exit 77
