@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
-#include <fstream>
 #include <set>
 
 #include "runtime/cuda/CudaBackend.h"

@@ -12,8 +12,8 @@
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/KernelPackage.h"
 #include "runtime/cuda/RecurrenceRunner.h"
-#include "tools/gpu/emulator/EmulatedBackend.h"
 #include "tools/common/Predictions.h"
+#include "tools/gpu/emulator/EmulatedBackend.h"
 #include "tools/gpu/model/Predictor.h"
 #include "tools/scanc/Shape.h"
 
