@@ -25,14 +25,15 @@ float fromBf16(uint16_t bits) {
   return x;
 }
 
-double relativeError(const std::vector<double> &got, const std::vector<double> &want) {
+double relativeError(const std::vector<double> &got, const std::vector<double> &want, double floor) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(got[i])) return std::numeric_limits<double>::infinity();
     diff += (got[i] - want[i]) * (got[i] - want[i]);
     norm += want[i] * want[i];
   }
-  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+  double scale = std::max(std::sqrt(norm), floor * std::sqrt(static_cast<double>(want.size())));
+  return scale == 0 ? std::sqrt(diff) : std::sqrt(diff) / scale;
 }
 
 bool GoldenReport::passed() const {
@@ -129,7 +130,7 @@ class GoldenRun {
       device_.download(host.data(), buffers_[name], host.size() * 4);
       got.assign(host.begin(), host.end());
     }
-    double error = relativeError(got, want.data);
+    double error = relativeError(got, want.data, golden_.errorFloor);
     report_.checks.push_back(
         {stage, name, error, b.dtype == "bf16" ? golden_.bf16Tolerance : golden_.f32Tolerance, std::move(got)});
   }

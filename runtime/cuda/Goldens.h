@@ -22,6 +22,7 @@ struct Golden {
   std::string forward;
   Shape shape;
   double f32Tolerance = 0, bf16Tolerance = 0;  // relative error bounds (2-norm over a tensor)
+  double errorFloor = 0;  // per element: below floor * sqrt(N) the error is absolute (relativeError)
   GoldenTensors forwardInputs, forwardExpected, backwardInputs, backwardExpected;
 };
 
@@ -57,8 +58,10 @@ std::vector<PlanChoice> goldenPlans();
 // expected tensor. Throws CudaError if the golden does not fit the package.
 GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan);
 
-// ||got - want|| / ||want|| (the plain norm of the difference when want is zero); NaN is infinite.
-double relativeError(const std::vector<double> &got, const std::vector<double> &want);
+// ||got - want|| / max(||want||, floor * sqrt(N)) (the plain norm of the difference when that is
+// zero); a NaN in `got` is infinite. The floor keeps a tensor that cancels to almost nothing from
+// dividing its rounding by ~0 (the fuzzer's random programs; docs/fuzzing.md).
+double relativeError(const std::vector<double> &got, const std::vector<double> &want, double floor = 0);
 
 // float -> bfloat16 bits, rounding to nearest even (as the kernels do), and back.
 uint16_t toBf16(float x);

@@ -209,6 +209,9 @@ TEST(Goldens, RelativeErrorAndBf16Rounding) {
   EXPECT_DOUBLE_EQ(relativeError({1.0, 2.0}, {1.0, 2.0}), 0.0);
   EXPECT_NEAR(relativeError({3.0, 4.0 + 5e-3}, {3.0, 4.0}), 1e-3, 1e-12);
   EXPECT_TRUE(std::isinf(relativeError({std::nan("")}, {1.0})));
+  // With a floor, a tensor that cancels to almost nothing is held to an absolute bound per element.
+  EXPECT_NEAR(relativeError({1e-8 + 2e-10, 1e-8}, {1e-8, 1e-8}, 1e-2), 2e-10 / (1e-2 * std::sqrt(2.0)), 1e-20);
+  EXPECT_NEAR(relativeError({3.0, 4.0 + 5e-3}, {3.0, 4.0}, 1e-2), 1e-3, 1e-12);
   EXPECT_EQ(toBf16(1.0f), 0x3f80);
   EXPECT_EQ(fromBf16(toBf16(1.00390625f)), 1.0f);   // a tie rounds to even
   EXPECT_EQ(fromBf16(toBf16(1.01171875f)), 1.015625f);
