@@ -4,7 +4,8 @@
 # compiler: the kernel package, the model's predictions.json and deps/ (nlohmann-json, CLI11, GoogleTest).
 #   1. builds the runtime-only preset (build-runtime/; SCANFORGE_WITH_CPU_RUNTIME=OFF: no OpenBLAS),
 #      against PACKAGE_DIR/deps when it is there (GoogleTest is built from its sources once);
-#   2. runs `ctest -L gpu`: the driver smoke test, the package's golden vectors, the benchmark's smoke;
+#   2. runs the tests labelled gpu: the driver smoke test, the package's golden vectors, the
+#      benchmark's smoke;
 #   3. runs scan-gpu-bench on the package with the model's predictions and, where PyTorch sees the
 #      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own);
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the

@@ -7,7 +7,7 @@
 #                              times (its --list-cases), from scanc --gpu-model --predictions
 #   OUT_DIR/deps/       CMake packages the GPU machine may lack (it has no apt): nlohmann-json and
 #                       CLI11 (headers) and GoogleTest (sources), copied from this machine's Debian
-#                       packages; gpu-validate.sh uses them only where find_package finds none.
+#                       packages; gpu-validate.sh puts them first on CMake's search path.
 # usage: tools/package-for-gpu.sh OUT_DIR [BUILD_DIR]   (BUILD_DIR: a build with scanc; default build)
 set -euo pipefail
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
