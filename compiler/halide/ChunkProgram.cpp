@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -88,6 +89,27 @@ std::vector<int> numberResults(Graph &g, const std::vector<scan::Port> &results,
   return ids;
 }
 
+// Decides which nodes the scans of `states` (each with its update's (a, b) node ids) produce
+// (Graph::carriedBy), in order; `carried` collects them over calls. Every scan of a program is
+// decided before any is defined (Lowering::carry).
+void carryNodes(const Graph &g, Lowering &lower, const std::vector<scan::Port> &states,
+                std::map<std::string, StateScan> &scans, const std::vector<std::pair<int, int>> &updates,
+                std::set<int> &carried) {
+  for (size_t i = 0; i < states.size(); ++i) {
+    StateScan &scanned = scans.at(states[i].name);
+    if (scanned.output) continue;
+    std::vector<int> ids = g.carriedBy(updates[i].first, updates[i].second, states[i].mask, carried);
+    lower.carry(scanned, ids);
+    carried.insert(ids.begin(), ids.end());
+  }
+}
+
+void defineScans(Lowering &lower, const std::vector<scan::Port> &states, std::map<std::string, StateScan> &scans,
+                 const std::vector<std::pair<int, int>> &updates) {
+  for (size_t i = 0; i < states.size(); ++i)
+    lower.defineScan(scans.at(states[i].name), updates[i].first, updates[i].second);
+}
+
 }  // namespace
 
 ProgramFacts programFacts(mlir::AnalysisManager analyses, scan::RecurrenceOp fwd, scan::RecurrenceOp bwd) {
@@ -132,8 +154,9 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd, const ProgramFacts &fac
     s.newState(states, state, fwd.getReverse(), s.bind(s.program().initial, "start", state, false),
                scannedInto.count(state.name) ? ports.outputs()[scannedInto.at(state.name)].name : "");
   Lowering lower(s, g, leafExprs(s, ports, states, nullptr));
-  for (size_t i = 0; i < ports.states().size(); ++i)
-    s.defineScan(states.at(ports.states()[i].name), lower.expr(updates[i].first), lower.expr(updates[i].second));
+  std::set<int> carried;
+  carryNodes(g, lower, ports.states(), states, updates, carried);
+  defineScans(lower, ports.states(), states, updates);
   const scan::ParallelDims &parallel = *facts.parallel;
   for (size_t i = 0; i < ports.outputs().size(); ++i) {
     const scan::Port &out = ports.outputs()[i];
@@ -180,10 +203,11 @@ ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd
   for (const scan::Port &state : ports.states())
     s.newState(adjoint, state, bwd.getReverse(), s.bind(s.program().initial, "start", state, false));
   Lowering lower(s, g, leafExprs(s, ports, adjoint, &forward));
-  for (size_t i = 0; i < fwdPorts.states().size(); ++i)
-    s.defineScan(forward.at(fwdPorts.states()[i].name), lower.expr(fwdUpdates[i].first), lower.expr(fwdUpdates[i].second));
-  for (size_t i = 0; i < ports.states().size(); ++i)
-    s.defineScan(adjoint.at(ports.states()[i].name), lower.expr(bwdUpdates[i].first), lower.expr(bwdUpdates[i].second));
+  std::set<int> carried;  // the recomputed forward states first: they read no adjoint
+  carryNodes(g, lower, fwdPorts.states(), forward, fwdUpdates, carried);
+  carryNodes(g, lower, ports.states(), adjoint, bwdUpdates, carried);
+  defineScans(lower, fwdPorts.states(), forward, fwdUpdates);
+  defineScans(lower, ports.states(), adjoint, bwdUpdates);
   const scan::ParallelDims &parallel = *facts.parallel;
   for (size_t i = 0; i < ports.outputs().size(); ++i) {
     const scan::Port &out = ports.outputs()[i];

@@ -92,6 +92,59 @@ bool Graph::reads(int id, int target) const {
   return false;
 }
 
+int Graph::coreOf(int id) const {
+  const Node &n = nodes_[id];
+  if (!n.op || !(n.sigmoidOnly || llvm::isa<scan::SigmoidOp, scan::SoftplusOp>(n.op))) return -1;
+  const Node &operand = nodes_[n.operands[0]];
+  return operand.op && llvm::isa<mlir::arith::NegFOp>(operand.op) ? operand.operands[0] : n.operands[0];
+}
+
+void Graph::collect(int id, std::set<int> &seen) const {
+  if (!seen.insert(id).second) return;
+  for (int operand : nodes_[id].operands) collect(operand, seen);
+}
+
+std::vector<int> Graph::carriedBy(int a, int b, DimMask stateDims, const std::set<int> &elsewhere) const {
+  std::set<int> read;
+  collect(a, read);
+  collect(b, read);
+  for (int id : read) {
+    const Node &n = nodes_[id];
+    if (elsewhere.count(id) || (!n.op && n.leaf.role != LeafRole::Input && n.leaf.role != LeafRole::Param)) return {};
+  }
+  std::vector<int> carried;
+  std::set<int> cores;
+  for (int id : read) {
+    const Node &n = nodes_[id];
+    if (!stored_[id] || !n.perStep || n.dims != stateDims) continue;
+    carried.push_back(id);
+    if (int core = coreOf(id); core >= 0) cores.insert(core);
+  }
+  // sigmoid(-y) and softplus(±y) beside a carried sigmoid(y) cost the scan only their stores:
+  // Lowering builds them from the same exp(-|y|), which their readers would compute again.
+  for (size_t id = 0; id < nodes_.size(); ++id) {
+    int i = static_cast<int>(id);
+    const Node &n = nodes_[id];
+    if (cores.count(coreOf(i)) && !n.roots.empty() && n.perStep && n.dims == stateDims && !elsewhere.count(i) &&
+        std::find(carried.begin(), carried.end(), i) == carried.end())
+      carried.push_back(i);
+  }
+  // A value the update reads from a Func of its own (another stored node, a contraction) must not
+  // read a carried one: that Func would read a value computed inside the scan's loop.
+  std::set<int> produced(carried.begin(), carried.end());
+  for (int id : read) {
+    const Node &n = nodes_[id];
+    bool ownFunc = (stored_[id] || (n.op && llvm::isa<scan::SumOp>(n.op))) && !produced.count(id);
+    if (!ownFunc) continue;
+    std::set<int> below;
+    for (int operand : n.operands) collect(operand, below);
+    for (int c : carried)
+      if (below.count(c)) return {};
+  }
+  std::sort(carried.begin(), carried.end());  // operands are numbered before their users
+  return carried;
+}
+
 void Graph::decide() {
   costly_.assign(nodes_.size(), false);
   stored_.assign(nodes_.size(), false);

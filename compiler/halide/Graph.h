@@ -67,12 +67,23 @@ class Graph {
   void decide();
   bool materialized(int id) const { return stored_[id]; }
 
+  // The nodes a state's scan produces itself, as further values of its update (a Tuple), instead
+  // of a loop nest of their own that writes them for later loop nests to read back: the stored
+  // per-step nodes of the state's dimensions that its a and b read, and the sigmoid(±y) and
+  // softplus(±y) that share exp(-|y|) with one of them. None when a or b reads a state or a node
+  // another scan produces (`elsewhere`): the scan then depends on ports only, so no reader of its
+  // values (other scans included) can be in a cycle with it. Operands first.
+  std::vector<int> carriedBy(int a, int b, scan::DimMask stateDims, const std::set<int> &elsewhere) const;
+
  private:
   // The id of the node under `key`, adding `node` there when there is none.
   template <class Key>
   int add(std::map<Key, int> &ids, const Key &key, const Node &node);
   int sigmoidOf(mlir::Operation *g, int operand, scan::DimMask dims);
   bool reads(int id, int target) const;
+  void collect(int id, std::set<int> &seen) const;
+  // The y of sigmoid(±y) and softplus(±y), which share exp(-|y|); -1 for other nodes.
+  int coreOf(int id) const;
 
   std::vector<Node> nodes_;
   std::map<Leaf, int> leafIds_;

@@ -35,12 +35,52 @@ Expr compare(mlir::arith::CmpFPredicate pred, Expr a, Expr b) {
 }  // namespace
 
 Expr Lowering::expr(int id) {
-  auto it = exprs_.find(id);
-  if (it != exprs_.end()) return it->second;
   const Node &n = g_.node(id);
-  Expr e = n.op ? (g_.materialized(id) ? materialize(id) : compute(id)) : leaf_(n.leaf);
-  exprs_[id] = e;
+  auto carrier = carried_.find(id);
+  // In a carrying scan's update, its carried nodes and the values computed from them are computed
+  // there; ports and other stored nodes are the same Exprs as everywhere.
+  bool inUpdate = inUpdate_ && n.op &&
+                  (carrier != carried_.end() ? carrier->second.scan == inUpdate_ : !g_.materialized(id));
+  std::map<int, Expr> &cache = inUpdate ? updateExprs_ : exprs_;
+  auto it = cache.find(id);
+  if (it != cache.end()) return it->second;
+  Expr e;
+  if (!n.op)
+    e = leaf_(n.leaf);
+  else if (inUpdate)
+    e = compute(id);
+  else if (carrier != carried_.end())
+    e = s_.carried(*carrier->second.scan, carrier->second.index, s_.time());
+  else
+    e = g_.materialized(id) ? materialize(id) : compute(id);
+  cache[id] = e;
   return e;
+}
+
+void Lowering::carry(StateScan &s, const std::vector<int> &carried) {
+  s.values = 1 + static_cast<int>(carried.size());
+  for (size_t i = 0; i < carried.size(); ++i) carried_[carried[i]] = {&s, static_cast<int>(i) + 1};
+  carriedOf_[&s] = carried;
+}
+
+void Lowering::defineScan(StateScan &s, int a, int b) {
+  inUpdate_ = &s;
+  // Each carried node is computed once per step, as its own Func (operands first), and read by
+  // both the update and the scan's Tuple.
+  std::vector<Halide::Var> at = s_.pureVars(s.dims);
+  at.push_back(s_.time());
+  std::vector<Expr> args(at.begin(), at.end());
+  std::vector<Func> carried;
+  for (int id : carriedOf_[&s]) {
+    Func c("carried_m" + std::to_string(id));
+    c(at) = compute(id);
+    updateExprs_[id] = c(args);
+    carried.push_back(c);
+  }
+  Expr aExpr = expr(a), bExpr = expr(b);
+  inUpdate_ = nullptr;
+  updateExprs_.clear();
+  s_.defineScan(s, aExpr, bExpr, carried);
 }
 
 // A node stored once per chunk (or once per call when it does not depend on time).

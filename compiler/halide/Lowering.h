@@ -20,6 +20,13 @@ class Lowering {
 
   Halide::Expr expr(int id);
 
+  // Scans a state and produces nodes `carried` (Graph::carriedBy) as further values of its
+  // update: the update computes them, and every other reader reads them from the scan. Call for
+  // every state before lowering anything that reads these nodes.
+  void carry(StateScan &s, const std::vector<int> &carried);
+  // Defines the scan of `s` (Schedule::defineScan) from its update's a and b and its carried nodes.
+  void defineScan(StateScan &s, int a, int b);
+
  private:
   Halide::Expr materialize(int id);
   Halide::Expr compute(int id);
@@ -29,6 +36,14 @@ class Lowering {
   const Graph &g_;
   LeafExpr leaf_;
   std::map<int, Halide::Expr> exprs_;
+  struct Carrier {
+    const StateScan *scan;
+    int index;  // of the value in the scan's Tuple
+  };
+  std::map<int, Carrier> carried_;
+  std::map<const StateScan *, std::vector<int>> carriedOf_;
+  const StateScan *inUpdate_ = nullptr;  // the scan whose update is being built
+  std::map<int, Halide::Expr> updateExprs_;  // its values built on the nodes it carries
   std::set<int> contracting_;  // members of the fused contractions whose terms are being built
   int counter_ = 0;
 };

@@ -161,13 +161,19 @@ void Schedule::reorderLoops(Halide::Stage stage, const std::vector<int> &dims, s
 
 // ---- states ----
 
+Expr Schedule::value(const StateScan &s, Expr t) const {
+  Halide::FuncRef ref = s.func(args(s.dims, t));
+  return s.values > 1 ? Expr(ref[0]) : Expr(ref);
+}
+
 Expr Schedule::before(const StateScan &s, Expr t) const {
-  if (!s.output) return s.func(args(s.dims, previous(s, t)));
+  if (!s.output) return value(s, previous(s, t));
   // No slot before the first step: the start value there, and an index Halide's bounds keep inside.
   Expr inside = s.reverse ? Halide::min(previous(s, t), steps() - 1) : Halide::max(previous(s, t), 0);
-  return Halide::select(t == firstStep(s), s.start(args(s.dims)), s.func(args(s.dims, inside)));
+  return Halide::select(t == firstStep(s), s.start(args(s.dims)), value(s, inside));
 }
-Expr Schedule::after(const StateScan &s, Expr t) const { return s.func(args(s.dims, t)); }
+Expr Schedule::after(const StateScan &s, Expr t) const { return value(s, t); }
+Expr Schedule::carried(const StateScan &s, int index, Expr t) const { return s.func(args(s.dims, t))[index]; }
 
 StateScan &Schedule::newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
                               BoundInput &start, const std::string &intoOutput) {
@@ -186,7 +192,9 @@ bool Schedule::canScanInto(const scan::Port &state, const scan::Port &out) const
   return !out.bf16 && layoutOf(out) == dims && (dims.empty() || vectorDim(maskOf(dims)) == dims.back());
 }
 
-void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
+void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> &carried) {
+  if (static_cast<int>(carried.size()) != s.values - 1 || (s.output && !carried.empty()))
+    throw std::logic_error("state '" + s.name + "': carried values do not match its scan");
   std::string base = sanitize(s.name);
   std::vector<Var> pure = pureVars(s.dims);
   std::vector<Var> withT = pure;
@@ -194,7 +202,10 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
   Func A("a_" + base), B("b_" + base);
   A(withT) = a;
   B(withT) = b;
-  s.func(withT) = Halide::undef<float>();
+  if (s.values > 1)
+    s.func(withT) = Halide::Tuple(std::vector<Expr>(s.values, Halide::undef<float>()));
+  else
+    s.func(withT) = Halide::undef<float>();
   std::vector<Expr> at(pure.begin(), pure.end());
   int vec = vectorDim(maskOf(s.dims));
   if (s.output) {  // the first step from the start value, then the others from their predecessor
@@ -211,17 +222,37 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b) {
     vectorizeStage(s.func.update(1), vec);
     return;
   }
+  // The slot before the first step holds the start value and nothing else; step t holds the
+  // state and the carried values of t.
+  auto define = [&](Expr state, std::vector<Expr> more) {
+    if (more.empty()) {
+      s.func(at) = state;
+    } else {
+      more.insert(more.begin(), state);
+      s.func(at) = Halide::Tuple(more);
+    }
+  };
   at.push_back(startIndex(s));
-  s.func(at) = s.start(args(s.dims));
+  define(s.start(args(s.dims)), std::vector<Expr>(carried.size(), Halide::undef<float>()));
   Halide::RDom r(0, steps(), "r_" + base);
   Expr tr = s.reverse ? steps() - 1 - r.x : Expr(r.x);
   at.back() = tr;
-  s.func(at) = A(at) * before(s, tr) + B(at);
+  std::vector<Expr> carriedAt;
+  for (Func c : carried) carriedAt.push_back(c(at));
+  define(A(at) * before(s, tr) + B(at), carriedAt);
   s.func.compute_root();
   storeVectorFirst(s.func, s.dims, true);
   vectorizeStage(s.func.update(0), vec);
   reorderLoops(s.func.update(1), s.dims, r.x);
   vectorizeStage(s.func.update(1), vec);
+  for (Func c : carried) {
+    if (vec < 0) {
+      c.compute_at(s.func, r.x);
+    } else {
+      c.compute_at(s.func, vars_[vec]);
+      vectorizeStage(c, vec);
+    }
+  }
 }
 
 // ---- results ----
@@ -234,6 +265,10 @@ void Schedule::addStepOutput(const scan::Port &out, Expr value, DimMask partialO
   f(lhs) = out.bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
   if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
   program_.outputs.push_back({layout, f, partialOver});
+  // Per-step outputs over the same dimensions share one loop nest: what they read in common (a
+  // backward's adjoint, gates, inputs, output gradients) is loaded once per step, not per output.
+  auto [first, fresh] = stepOutputLoops_.emplace(layout.dims, f);
+  if (!fresh) f.compute_with(first->second, lhs.front());
 }
 
 void Schedule::addStateOutput(const scan::Port &out, const StateScan &s, DimMask partialOver) {
@@ -243,7 +278,7 @@ void Schedule::addStateOutput(const scan::Port &out, const StateScan &s, DimMask
 void Schedule::addFinal(const StateScan &s) {
   Func f("final_" + sanitize(s.name));
   std::vector<Var> lhs = pureVars(s.dims);
-  f(lhs) = s.func(args(s.dims, s.reverse ? Expr(0) : steps() - 1));
+  f(lhs) = value(s, s.reverse ? Expr(0) : steps() - 1);
   if (!s.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
   program_.finals.push_back({PortLayout{s.name, s.dims, false, false}, f});
 }

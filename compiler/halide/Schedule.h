@@ -25,6 +25,8 @@ struct StateScan {
   std::vector<int> dims;  // layout order
   bool reverse = false;
   bool output = false;
+  // Values of func: the state's, then the stored nodes its update produces (Graph::carriedBy).
+  int values = 1;
   Halide::Func func;
   Halide::ImageParam start;
 };
@@ -71,14 +73,18 @@ class Schedule {
   // ---- states ----
   Halide::Expr before(const StateScan &s, Halide::Expr t) const;
   Halide::Expr after(const StateScan &s, Halide::Expr t) const;
+  // Value `index` (1, 2, ...: a node the scan carries) of step t.
+  Halide::Expr carried(const StateScan &s, int index, Halide::Expr t) const;
   StateScan &newState(std::map<std::string, StateScan> &states, const scan::Port &state, bool reverse,
                       BoundInput &start, const std::string &intoOutput = "");  // see StateScan
   // Whether `state` can be scanned straight into per-step output `out`: the same layout, f32, and
   // a vector dimension innermost in it (the output's storage order is the tensor's).
   bool canScanInto(const scan::Port &state, const scan::Port &out) const;
   // s(t) = a(t) * s(t-1) + b(t), scanned serially in the state's direction; the gate math of a and
-  // b is inlined into the update.
-  void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b);
+  // b is inlined into the update. `carried` (s.values - 1 Funcs over (dims..., t); none for a
+  // state scanned into an output) are computed in the update's innermost loop, so that a and b
+  // read the same values the scan stores as the further values of step t.
+  void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b, const std::vector<Halide::Func> &carried = {});
 
   // ---- results ----
   void addStepOutput(const scan::Port &out, Halide::Expr value, scan::DimMask partialOver);
@@ -94,6 +100,7 @@ class Schedule {
   Halide::Expr startIndex(const StateScan &s) const { return s.reverse ? steps() : Halide::Expr(-1); }
   Halide::Expr firstStep(const StateScan &s) const { return s.reverse ? steps() - 1 : Halide::Expr(0); }
   Halide::Expr previous(const StateScan &s, Halide::Expr t) const { return s.reverse ? t + 1 : t - 1; }
+  Halide::Expr value(const StateScan &s, Halide::Expr t) const;  // the state's value of step t
 
   scan::DimTable table_;
   Halide::Var t_;
@@ -102,6 +109,7 @@ class Schedule {
   std::map<int, Halide::Expr> extents_;
   Halide::Expr steps_;
   std::map<std::string, Halide::Func> staged_;
+  std::map<std::vector<int>, Halide::Func> stepOutputLoops_;  // the first per-step output of each layout
   ChunkProgram program_;
 };
 
