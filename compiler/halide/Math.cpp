@@ -24,25 +24,44 @@ Expr twoTo(Expr k) { return Halide::reinterpret<float>((k + 127) << 23); }  // k
 // Classification on the bits: Halide compiles float comparisons assuming finite, non-NaN values.
 Expr magnitudeBits(Expr x) { return Halide::reinterpret<int>(x) & 0x7fffffff; }
 Expr isNan(Expr x) { return magnitudeBits(x) > 0x7f800000; }
+
+// round(y) for |y| < 2^22 as a float, by adding and subtracting 1.5 * 2^23: Halide lowers
+// floor and round of 16-lane vectors to two 8-lane AVX instructions and the moves between them.
+// Strict, or the simplifier would cancel the two.
+Expr roundToInteger(Expr y) {
+  constexpr float kShift = 12582912.0f;
+  return Halide::strict_float((y + kShift) - kShift);
+}
+
+// x = k ln 2 + r with k = round(x / ln 2) (set in ki) and |r| <= ln2 / 2; returns e^r.
+Expr expOfReduced(Expr x, Expr &ki) {
+  Expr k = roundToInteger(x * kLog2E);
+  ki = Halide::cast<int>(k);
+  // Strict: Halide would otherwise fold the two products into one and lose the split's precision
+  // (4.5 ulp at |x| ~ 80).
+  Expr r = Halide::strict_float((x - k * kLn2High) - k * kLn2Low);
+  // e^r by its Taylor series to degree 7: the truncation is below 6e-9 relative (0.1 ulp).
+  return horner(r, {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f});
+}
 }  // namespace
 
 Expr exp(Expr x) {
-  Expr xc = Halide::clamp(x, scan::kExpArgMin, scan::kExpArgMax);
-  Expr k = Halide::floor(xc * kLog2E + 0.5f);
-  // |r| <= ln2 / 2. Strict: Halide would otherwise fold the two products into one and lose the
-  // split's precision (4.5 ulp at |x| ~ 80).
-  Expr r = Halide::strict_float((xc - k * kLn2High) - k * kLn2Low);
-  // e^r by its Taylor series to degree 7: the truncation is below 6e-9 relative (0.1 ulp).
-  Expr p = horner(r, {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f});
-  Expr ki = Halide::cast<int>(k), half = ki >> 1;
+  Expr ki, p = expOfReduced(Halide::clamp(x, scan::kExpArgMin, scan::kExpArgMax), ki);
+  Expr half = ki >> 1;
   // 2^k as two normal factors: k runs from -126 to 128.
   return Halide::select(isNan(x), x, p * twoTo(half) * twoTo(ki - half));
+}
+
+Expr expNonPositive(Expr x) {
+  // k runs from -126 to 0: 2^k is one normal factor.
+  Expr ki, p = expOfReduced(Halide::max(x, scan::kExpArgMin), ki);
+  return Halide::select(isNan(x), x, p * twoTo(ki));
 }
 
 Expr sigmoid(Expr x, bool negated) {
   // e = exp(-|x|) in (0, 1] never overflows; sigmoid(|x|) = 1 / (1 + e), sigmoid(-|x|) = e / (1 + e).
   // sigmoid(x) and sigmoid(-x) build the same e and q, which Halide computes once.
-  Expr e = cpu::exp(-Halide::abs(x)), q = 1.0f / (1.0f + e);
+  Expr e = cpu::expNonPositive(-Halide::abs(x)), q = 1.0f / (1.0f + e);
   return negated ? Halide::select(x > 0.0f, e * q, q) : Halide::select(x >= 0.0f, q, e * q);
 }
 
