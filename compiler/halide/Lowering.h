@@ -20,9 +20,9 @@ class Lowering {
 
   Halide::Expr expr(int id);
 
-  // Scans a state and produces nodes `carried` (Graph::carriedBy) as further values of its
-  // update: the update computes them, and every other reader reads them from the scan. Call for
-  // every state before lowering anything that reads these nodes.
+  // Records that the scan of `s` produces nodes `carried` (Graph::carriedBy) as further values of
+  // its update: the update computes them, and every other reader reads them from the scan. Call
+  // for every state before lowering anything that reads these nodes.
   void carry(StateScan &s, const std::vector<int> &carried);
   // Defines the scan of `s` (Schedule::defineScan) from its update's a and b and its carried nodes.
   void defineScan(StateScan &s, int a, int b);
