@@ -60,7 +60,6 @@ Expr Lowering::expr(int id) {
 void Lowering::carry(StateScan &s, const std::vector<int> &carried) {
   s.values = 1 + static_cast<int>(carried.size());
   for (size_t i = 0; i < carried.size(); ++i) carried_[carried[i]] = {&s, static_cast<int>(i) + 1};
-  carriedOf_[&s] = carried;
 }
 
 void Lowering::defineScan(StateScan &s, int a, int b) {
@@ -70,8 +69,11 @@ void Lowering::defineScan(StateScan &s, int a, int b) {
   std::vector<Halide::Var> at = s_.pureVars(s.dims);
   at.push_back(s_.time());
   std::vector<Expr> args(at.begin(), at.end());
+  std::vector<int> ids(s.values - 1);  // in the Tuple's order, which is operands first
+  for (const auto &[id, carrier] : carried_)
+    if (carrier.scan == &s) ids[carrier.index - 1] = id;
   std::vector<Func> carried;
-  for (int id : carriedOf_[&s]) {
+  for (int id : ids) {
     Func c("carried_m" + std::to_string(id));
     c(at) = compute(id);
     updateExprs_[id] = c(args);

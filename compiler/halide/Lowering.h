@@ -41,7 +41,6 @@ class Lowering {
     int index;  // of the value in the scan's Tuple
   };
   std::map<int, Carrier> carried_;
-  std::map<const StateScan *, std::vector<int>> carriedOf_;
   const StateScan *inUpdate_ = nullptr;  // the scan whose update is being built
   std::map<int, Halide::Expr> updateExprs_;  // its values built on the nodes it carries
   std::set<int> contracting_;  // members of the fused contractions whose terms are being built
