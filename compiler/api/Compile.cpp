@@ -128,8 +128,9 @@ Shapes Recurrence::shapesOf(const TensorViews &inputs, const TensorViews &params
 
 int64_t Recurrence::chunkFor(const Shapes &shapes) const {
   if (impl_->options.chunk > 0) return std::min(impl_->options.chunk, shapes.steps);
-  // The backward keeps a forward and an adjoint copy of every state for the whole chunk; keep
-  // that within about half of the host's L2 cache, but make chunks at least 64 steps long while
+  // The backward keeps a forward and an adjoint copy of every state for the whole chunk (and the
+  // gates its recompute produces, left out: fitting them too measured no faster); keep that
+  // within about half of the host's L2 cache, but make chunks at least 64 steps long while
   // every worker's copies fit in half of L3: a chunk also costs a checkpoint and a program call,
   // which dominate short chunks of large states (docs/cpu.md, "Chunk length").
   int64_t stateElements = 0;
