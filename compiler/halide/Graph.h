@@ -66,6 +66,9 @@ class Graph {
   // evaluated inside loops over dimensions they do not have.
   void decide();
   bool materialized(int id) const { return stored_[id]; }
+  // The y of sigmoid(±y) and softplus(±y), which Lowering builds from one exp(-|y|); -1 for other
+  // nodes.
+  int coreOf(int id) const;
 
   // The nodes a state's scan produces itself, as further values of its update (a Tuple), instead
   // of a loop nest of their own that writes them for later loop nests to read back: the stored
@@ -82,8 +85,6 @@ class Graph {
   int sigmoidOf(mlir::Operation *g, int operand, scan::DimMask dims);
   bool reads(int id, int target) const;
   void collect(int id, std::set<int> &seen) const;
-  // The y of sigmoid(±y) and softplus(±y), which share exp(-|y|); -1 for other nodes.
-  int coreOf(int id) const;
 
   std::vector<Node> nodes_;
   std::map<Leaf, int> leafIds_;

@@ -106,13 +106,11 @@ Expr Lowering::compute(int id) {
   namespace math = mlir::math;
   const Node &n = g_.node(id);
   auto x = [&](unsigned i) { return expr(n.operands[i]); };
-  // sigmoid(-y) and softplus(-y) are built from y, so that they share exp(-|y|) with sigmoid(y)
-  // and softplus(y) (minLSTM's sigmoid(r), sigmoid(-r); its softplus(-i) and derivative sigmoid(-i)).
-  auto negated = [&] {
-    const Node &operand = g_.node(n.operands[0]);
-    return operand.op && llvm::isa<arith::NegFOp>(operand.op);
-  };
-  auto magnitudeOf = [&] { return negated() ? expr(g_.node(n.operands[0]).operands[0]) : x(0); };
+  // sigmoid(-y) and softplus(-y) are built from y (Graph::coreOf), so that they share exp(-|y|)
+  // with sigmoid(y) and softplus(y) (minLSTM's sigmoid(r), sigmoid(-r); its softplus(-i) and
+  // derivative sigmoid(-i)).
+  auto negated = [&] { return g_.coreOf(id) != n.operands[0]; };
+  auto magnitudeOf = [&] { return expr(g_.coreOf(id)); };
   auto sigmoid = [&] { return cpu::sigmoid(magnitudeOf(), negated()); };
   if (n.sigmoidOnly) return sigmoid();
   return llvm::TypeSwitch<mlir::Operation *, Expr>(n.op)
