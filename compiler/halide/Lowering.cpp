@@ -141,7 +141,7 @@ Expr Lowering::compute(int id) {
       .Case<math::AbsFOp>([&](auto) { return Halide::abs(x(0)); })
       .Case<scan::SigmoidOp>([&](auto) { return sigmoid(); })
       .Case<scan::SoftplusOp>([&](auto) {  // max(a, 0) + log(1 + exp(-|a|)): no overflow for large |a|
-        return Halide::max(x(0), 0.0f) + cpu::log1p(cpu::expNonPositive(-Halide::abs(magnitudeOf())));
+        return Halide::max(x(0), 0.0f) + cpu::log1p(cpu::expMinusMagnitude(magnitudeOf()));
       })
       .Case<scan::GOp>([&](auto) {
         Expr a = x(0);

@@ -9,8 +9,8 @@ namespace scanforge::cpu {
 
 // e^x for x clamped to [-87.34, 88.72] (results stay normal and finite); NaN stays NaN.
 Halide::Expr exp(Halide::Expr x);
-// exp(x) for x <= 0 (sigmoid's and softplus's exp(-|y|)), with one scaling instead of two.
-Halide::Expr expNonPositive(Halide::Expr x);
+// exp(-|y|) (sigmoid's and softplus's), with one scaling instead of exp's two; NaN stays NaN.
+Halide::Expr expMinusMagnitude(Halide::Expr y);
 // sigmoid(x), or sigmoid(-x) when `negated`: e = exp(-|x|) and 1 / (1 + e), shared by both.
 Halide::Expr sigmoid(Halide::Expr x, bool negated = false);
 // log x: -inf at 0, NaN below 0 and for NaN, inf at inf; subnormal x handled.

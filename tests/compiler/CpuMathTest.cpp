@@ -105,22 +105,43 @@ recurrence near(x[d]) -> y[d] {
   EXPECT_LE(std::fabs(e.bias()), 5e-9);
 }
 
-// The NaN policy of the functions: NaN in, NaN out; log's edges.
+// The NaN policy of the functions: NaN in, NaN out (of either sign); log's, sigmoid's and
+// softplus's edges.
 TEST(CpuMath, SpecialArguments) {
   CompiledModule module = compileModuleSource("edges.scan", R"(
-recurrence edges(x[d], p[d]) -> y[d], z[d] {
+recurrence edges(x[d], p[d]) -> y[d], z[d], u[d], v[d], w[d] {
   s = 0.5 * s + 1
   y = exp(x) + 0 * s
   z = log(p)
+  u = sigmoid(x)
+  v = sigmoid(-x)
+  w = softplus(x)
 }
 )");
   Recurrence rec = module.recurrence();
-  std::vector<float> x = {NAN, -INFINITY, INFINITY, -1000.0f, 1000.0f, 0.0f, 1e-40f, 1.0f};
-  std::vector<float> p = {NAN, 0.0f, INFINITY, -1.0f, 1e-40f, 1.0f, 1.17549435e-38f, 3.4e38f};
-  std::vector<float> y(8), z(8);
-  std::vector<int64_t> shape = {1, 1, 8};
-  rec.forward({{"x", {x.data(), shape}}, {"p", {p.data(), shape}}}, {}, {}, {{"y", {y.data(), shape}}, {"z", {z.data(), shape}}},
+  std::vector<float> x = {NAN, -INFINITY, INFINITY, -1000.0f, 1000.0f, 0.0f, 1e-40f, 1.0f, -NAN};
+  std::vector<float> p = {NAN, 0.0f, INFINITY, -1.0f, 1e-40f, 1.0f, 1.17549435e-38f, 3.4e38f, 1.0f};
+  std::vector<float> y(9), z(9), u(9), v(9), w(9);
+  std::vector<int64_t> shape = {1, 1, 9};
+  rec.forward({{"x", {x.data(), shape}}, {"p", {p.data(), shape}}}, {}, {},
+              {{"y", {y.data(), shape}}, {"z", {z.data(), shape}}, {"u", {u.data(), shape}}, {"v", {v.data(), shape}},
+               {"w", {w.data(), shape}}},
               {}, nullptr);
+  for (int i : {0, 8}) {
+    EXPECT_TRUE(std::isnan(y[i]) && std::isnan(u[i]) && std::isnan(v[i]) && std::isnan(w[i]))
+        << i << ": " << y[i] << " " << u[i] << " " << v[i] << " " << w[i];
+  }
+  // sigmoid(-inf) and softplus(-inf): exp(-inf) clamped to the smallest normal float (Numerics.h).
+  const float tiny = 1.17549435e-38f;
+  EXPECT_LE(u[1], tiny);
+  EXPECT_EQ(v[1], 1.0f);
+  EXPECT_EQ(u[2], 1.0f);
+  EXPECT_LE(v[2], tiny);
+  EXPECT_EQ(u[5], 0.5f);
+  EXPECT_LE(w[1], tiny);
+  EXPECT_EQ(w[2], INFINITY);
+  EXPECT_EQ(w[4], 1000.0f);
+  EXPECT_NEAR(w[5], std::log(2.0), 1e-7);
   EXPECT_TRUE(std::isnan(y[0])) << y[0];
   EXPECT_NEAR(y[1] / std::exp(-87.3365478515625), 1.0, 1e-6);  // clamped: the smallest normal result
   EXPECT_NEAR(y[2], 3.4e38f, 1e36f);               // clamped: finite
