@@ -23,6 +23,13 @@
 
 namespace scanforge::cpu {
 
+// f32 lanes per iteration of a program's vectorised loops: two AVX-512 vectors, four AVX2 ones.
+// One vector's chain of exp, log and division is long enough to fill the out-of-order core's FP
+// scheduler before the next iteration's independent chain enters it (llvm-mca -mcpu=znver4: 99 %
+// of dispatch stalls "scheduler full"); several vectors per iteration interleave their chains.
+// Measured on Zen 4 (docs/cpu.md): 32 lanes beat 16 and 64 on AVX-512, 8 and 16 on AVX2.
+constexpr int kLanesPerIteration = 32;
+
 // A tensor port in memory: [t?, layout dims...] row-major, for one batch element.
 struct PortLayout {
   std::string name;

@@ -102,9 +102,9 @@ int blockableDim(const ChunkProgram &program) {
 
 // The split of a run. Rule: the fewest blocks that split batch × blocks evenly over the workers
 // (workers / gcd(B, workers): one block when B is a multiple of the workers), each at least 32
-// channels wide and a multiple of 16 (whole AVX-512 vectors, pairs of AVX2 ones). Fewer, wider
-// blocks run faster than many narrow ones (longer contiguous rows per step, fewer program calls),
-// so balance is all they are for. run.channelBlock, when set, fixes the width.
+// channels wide and a multiple of kLanesPerIteration (whole iterations of the vectorised loops).
+// Fewer, wider blocks run faster than many narrow ones (longer contiguous rows per step, fewer
+// program calls), so balance is all they are for. run.channelBlock, when set, fixes the width.
 ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, int workers) {
   ChannelSplit split;
   split.dim = blockableDim(program);
@@ -113,7 +113,7 @@ ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, i
   if (run.channelBlock > 0) {
     split.width = std::min(run.channelBlock, size);
   } else {
-    constexpr int64_t kMinWidth = 32, kMultiple = 16;
+    constexpr int64_t kMinWidth = 32, kMultiple = kLanesPerIteration;
     int64_t blocks = std::min<int64_t>(workers / std::gcd<int64_t>(run.batch, workers), std::max<int64_t>(1, size / kMinWidth));
     int64_t width = (size + blocks - 1) / blocks;
     split.width = std::min(size, (width + kMultiple - 1) / kMultiple * kMultiple);

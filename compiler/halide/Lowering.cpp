@@ -201,7 +201,7 @@ Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   s_.storeVectorFirst(r, dims, n.perStep);
   if (acrossSummed && provablyAssociative(r)) {
     s_.vectorizeStage(r, s_.vectorDim(n.dims));
-    r.update().atomic().vectorize(rd.x, s_.lanes());
+    r.update().atomic().vectorize(rd.x, kLanesPerIteration);
   } else {
     s_.reorderLoops(r, dims, std::nullopt);
     s_.vectorizeStage(r, s_.vectorDim(n.dims));

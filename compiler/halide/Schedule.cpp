@@ -136,7 +136,7 @@ Expr Schedule::steps() const {
 }
 
 void Schedule::vectorizeStage(Halide::Stage stage, int vectorDim) const {
-  if (vectorDim >= 0) stage.vectorize(vars_[vectorDim], lanes(), Halide::TailStrategy::GuardWithIf);
+  if (vectorDim >= 0) stage.vectorize(vars_[vectorDim], kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
 }
 
 void Schedule::storeVectorFirst(Func f, const std::vector<int> &dims, bool perStep) const {
@@ -263,7 +263,7 @@ void Schedule::addStepOutput(const scan::Port &out, Expr value, DimMask partialO
   std::vector<Var> lhs = pureVars(layout.dims);
   lhs.push_back(t_);
   f(lhs) = out.bf16 ? Halide::cast(Halide::BFloat(16), value) : value;
-  if (!layout.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
+  if (!layout.dims.empty()) f.vectorize(lhs.front(), kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
   program_.outputs.push_back({layout, f, partialOver});
   // Per-step outputs over the same dimensions share one loop nest: what they read in common (a
   // backward's adjoint, gates, inputs, output gradients) is loaded once per step, not per output.
@@ -279,7 +279,7 @@ void Schedule::addFinal(const StateScan &s) {
   Func f("final_" + sanitize(s.name));
   std::vector<Var> lhs = pureVars(s.dims);
   f(lhs) = value(s, s.reverse ? Expr(0) : steps() - 1);
-  if (!s.dims.empty()) f.vectorize(lhs.front(), lanes(), Halide::TailStrategy::GuardWithIf);
+  if (!s.dims.empty()) f.vectorize(lhs.front(), kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
   program_.finals.push_back({PortLayout{s.name, s.dims, false, false}, f});
 }
 
@@ -303,7 +303,7 @@ void Schedule::addAccum(const scan::Port &gradient, Expr value) {
   reorderLoops(acc.update(), layout.dims, r.x);
   vectorizeStage(acc.update(), vec);
   out(pure) = acc(pure);
-  if (!pure.empty()) out.vectorize(pure.front(), lanes(), Halide::TailStrategy::GuardWithIf);
+  if (!pure.empty()) out.vectorize(pure.front(), kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
   program_.accums.push_back({layout, out});
 }
 

@@ -61,8 +61,6 @@ class Schedule {
   int vectorDim(scan::DimMask mask) const;
   Halide::Expr steps() const;
   Halide::Expr extent(int dim) const { return extents_.at(dim); }
-  // f32 lanes of the host's vectors: 16 with AVX-512, 8 with AVX2.
-  int lanes() const { return program_.target.natural_vector_size(Halide::Float(32)); }
 
   // Stores a Func with its vector dimension innermost and vectorises its stage over it.
   void vectorizeStage(Halide::Stage stage, int vectorDim) const;
