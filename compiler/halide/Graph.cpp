@@ -142,7 +142,18 @@ std::vector<int> Graph::carriedBy(int a, int b, DimMask stateDims, const std::se
       if (below.count(c)) return {};
   }
   std::sort(carried.begin(), carried.end());  // operands are numbered before their users
-  return carried;
+  // Nodes built from one y follow the first of them (they read y alone, which precedes it), so
+  // that Lowering computes them together, from one exp(-|y|).
+  std::vector<int> grouped;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    int core = coreOf(carried[i]);
+    if (core >= 0 && std::any_of(carried.begin(), carried.begin() + i, [&](int c) { return coreOf(c) == core; }))
+      continue;
+    grouped.push_back(carried[i]);
+    for (size_t j = i + 1; j < carried.size() && core >= 0; ++j)
+      if (coreOf(carried[j]) == core) grouped.push_back(carried[j]);
+  }
+  return grouped;
 }
 
 void Graph::decide() {

@@ -64,20 +64,32 @@ void Lowering::carry(StateScan &s, const std::vector<int> &carried) {
 
 void Lowering::defineScan(StateScan &s, int a, int b) {
   inUpdate_ = &s;
-  // Each carried node is computed once per step, as its own Func (operands first), and read by
-  // both the update and the scan's Tuple.
+  // Each carried node is computed once per step, in a Func of its own (operands first), and read
+  // by both the update and the scan's Tuple; nodes built from one y (sigmoid(±y), softplus(±y)) are
+  // one Func's Tuple, so that Halide computes their exp(-|y|) once.
   std::vector<Halide::Var> at = s_.pureVars(s.dims);
   at.push_back(s_.time());
   std::vector<Expr> args(at.begin(), at.end());
-  std::vector<int> ids(s.values - 1);  // in the Tuple's order, which is operands first
+  std::vector<int> ids(s.values - 1);  // in the Tuple's order (Graph::carriedBy's)
   for (const auto &[id, carrier] : carried_)
     if (carrier.scan == &s) ids[carrier.index - 1] = id;
   std::vector<Func> carried;
-  for (int id : ids) {
-    Func c("carried_m" + std::to_string(id));
-    c(at) = compute(id);
-    updateExprs_[id] = c(args);
+  for (size_t i = 0; i < ids.size();) {
+    size_t end = i + 1;
+    int core = g_.coreOf(ids[i]);
+    while (end < ids.size() && core >= 0 && g_.coreOf(ids[end]) == core) ++end;
+    Func c("carried_m" + std::to_string(ids[i]));
+    std::vector<Expr> values;
+    for (size_t k = i; k < end; ++k) values.push_back(compute(ids[k]));
+    if (values.size() == 1) {
+      c(at) = values[0];
+      updateExprs_[ids[i]] = c(args);
+    } else {
+      c(at) = Halide::Tuple(values);
+      for (size_t k = i; k < end; ++k) updateExprs_[ids[k]] = c(args)[static_cast<int>(k - i)];
+    }
     carried.push_back(c);
+    i = end;
   }
   Expr aExpr = expr(a), bExpr = expr(b);
   inUpdate_ = nullptr;

@@ -193,7 +193,9 @@ bool Schedule::canScanInto(const scan::Port &state, const scan::Port &out) const
 }
 
 void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> &carried) {
-  if (static_cast<int>(carried.size()) != s.values - 1 || (s.output && !carried.empty()))
+  int carriedValues = 0;
+  for (const Func &c : carried) carriedValues += c.outputs();
+  if (carriedValues != s.values - 1 || (s.output && !carried.empty()))
     throw std::logic_error("state '" + s.name + "': carried values do not match its scan");
   std::string base = sanitize(s.name);
   std::vector<Var> pure = pureVars(s.dims);
@@ -233,12 +235,15 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
     }
   };
   at.push_back(startIndex(s));
-  define(s.start(args(s.dims)), std::vector<Expr>(carried.size(), Halide::undef<float>()));
+  define(s.start(args(s.dims)), std::vector<Expr>(carriedValues, Halide::undef<float>()));
   Halide::RDom r(0, steps(), "r_" + base);
   Expr tr = s.reverse ? steps() - 1 - r.x : Expr(r.x);
   at.back() = tr;
   std::vector<Expr> carriedAt;
-  for (Func c : carried) carriedAt.push_back(c(at));
+  for (Func c : carried) {
+    if (c.outputs() == 1) carriedAt.push_back(c(at));
+    for (int i = 0; i < c.outputs() && c.outputs() > 1; ++i) carriedAt.push_back(c(at)[i]);
+  }
   define(A(at) * before(s, tr) + B(at), carriedAt);
   s.func.compute_root();
   storeVectorFirst(s.func, s.dims, true);

@@ -79,9 +79,9 @@ class Schedule {
   // a vector dimension innermost in it (the output's storage order is the tensor's).
   bool canScanInto(const scan::Port &state, const scan::Port &out) const;
   // s(t) = a(t) * s(t-1) + b(t), scanned serially in the state's direction; the gate math of a and
-  // b is inlined into the update. `carried` (s.values - 1 Funcs over (dims..., t); none for a
-  // state scanned into an output) are computed in the update's innermost loop, so that a and b
-  // read the same values the scan stores as the further values of step t.
+  // b is inlined into the update. `carried` (Funcs over (dims..., t) with s.values - 1 values in
+  // all, in order; none for a state scanned into an output) are computed in the update's innermost
+  // loop, so that a and b read the same values the scan stores as the further values of step t.
   void defineScan(StateScan &s, Halide::Expr a, Halide::Expr b, const std::vector<Halide::Func> &carried = {});
 
   // ---- results ----
