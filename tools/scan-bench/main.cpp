@@ -24,6 +24,7 @@
 #include "compiler/api/Scanforge.h"
 #include "models/layers/SequenceModel.h"
 #include "runtime/core/Ops.h"
+#include "runtime/core/Shape.h"
 #include "tools/common/JsonCommand.h"
 #include "tools/scan-bench/Decode.h"
 
@@ -106,8 +107,7 @@ struct Storage {
   std::vector<std::unique_ptr<float[], Free>> blocks;
   TensorView make(const std::vector<int64_t> &shape, std::mt19937 &gen, bool random) {
     constexpr size_t kPage = 4096;
-    size_t n = 1;
-    for (int64_t s : shape) n *= static_cast<size_t>(s);
+    size_t n = static_cast<size_t>(numelOf(shape, "scan-bench"));
     size_t bytes = (std::max<size_t>(n, 1) * sizeof(float) + kPage - 1) / kPage * kPage;
     float *data = static_cast<float *>(std::aligned_alloc(kPage, bytes));
     if (!data) throw std::bad_alloc();
@@ -142,11 +142,7 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
   shapes.dims = dims;
   TensorViews inputs, params, outputs, outputGrads, inputGrads, paramGrads;
   double forwardBytes = 0, backwardBytes = 0;
-  auto bytes = [](const std::vector<int64_t> &shape) {
-    double n = 4;
-    for (int64_t s : shape) n *= static_cast<double>(s);
-    return n;
-  };
+  auto bytes = [](const std::vector<int64_t> &shape) { return 4.0 * static_cast<double>(numelOf(shape, "scan-bench")); };
   for (const Port &p : sig.inputs) {
     inputs[p.name] = storage.make(shapes.step(p), gen, true);
     inputGrads[p.name] = storage.make(shapes.step(p), gen, false);
@@ -157,7 +153,7 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
     params[p.name] = storage.make(shapes.param(p), gen, true);
     // Decays must stay stable over thousands of steps.
     if (p.name == "A")
-      for (float *v = static_cast<float *>(params[p.name].data), *e = v + static_cast<size_t>(bytes(shapes.param(p))) / 4; v != e; ++v)
+      for (float *v = static_cast<float *>(params[p.name].data), *e = v + numelOf(shapes.param(p), "scan-bench"); v != e; ++v)
         *v = -std::abs(*v) - 0.5f;
     paramGrads[p.name] = storage.make(shapes.param(p), gen, false);
   }
