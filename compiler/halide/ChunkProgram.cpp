@@ -98,9 +98,9 @@ void carryNodes(const Graph &g, Lowering &lower, const std::vector<scan::Port> &
   for (size_t i = 0; i < states.size(); ++i) {
     StateScan &scanned = scans.at(states[i].name);
     if (scanned.output) continue;
-    std::vector<int> ids = g.carriedBy(updates[i].first, updates[i].second, states[i].mask, carried);
-    lower.carry(scanned, ids);
-    carried.insert(ids.begin(), ids.end());
+    std::vector<std::vector<int>> groups = g.carriedBy(updates[i].first, updates[i].second, states[i].mask, carried);
+    lower.carry(scanned, groups);
+    for (const std::vector<int> &group : groups) carried.insert(group.begin(), group.end());
   }
 }
 

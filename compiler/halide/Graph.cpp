@@ -104,7 +104,7 @@ void Graph::collect(int id, std::set<int> &seen) const {
   for (int operand : nodes_[id].operands) collect(operand, seen);
 }
 
-std::vector<int> Graph::carriedBy(int a, int b, DimMask stateDims, const std::set<int> &elsewhere) const {
+std::vector<std::vector<int>> Graph::carriedBy(int a, int b, DimMask stateDims, const std::set<int> &elsewhere) const {
   std::set<int> read;
   collect(a, read);
   collect(b, read);
@@ -142,18 +142,20 @@ std::vector<int> Graph::carriedBy(int a, int b, DimMask stateDims, const std::se
       if (below.count(c)) return {};
   }
   std::sort(carried.begin(), carried.end());  // operands are numbered before their users
-  // Nodes built from one y follow the first of them (they read y alone, which precedes it), so
-  // that Lowering computes them together, from one exp(-|y|).
-  std::vector<int> grouped;
-  for (size_t i = 0; i < carried.size(); ++i) {
-    int core = coreOf(carried[i]);
-    if (core >= 0 && std::any_of(carried.begin(), carried.begin() + i, [&](int c) { return coreOf(c) == core; }))
-      continue;
-    grouped.push_back(carried[i]);
-    for (size_t j = i + 1; j < carried.size() && core >= 0; ++j)
-      if (coreOf(carried[j]) == core) grouped.push_back(carried[j]);
+  // Nodes built from one y form one group, where the first of them is (they read y alone, which
+  // precedes it), so that Lowering computes them together, from one exp(-|y|).
+  std::vector<std::vector<int>> groups;
+  std::map<int, size_t> groupOfCore;
+  for (int id : carried) {
+    int core = coreOf(id);
+    auto [it, fresh] = groupOfCore.emplace(core, groups.size());
+    if (core < 0 || fresh) {
+      groups.push_back({id});
+    } else {
+      groups[it->second].push_back(id);
+    }
   }
-  return grouped;
+  return groups;
 }
 
 void Graph::decide() {

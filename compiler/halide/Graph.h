@@ -75,9 +75,9 @@ class Graph {
   // per-step nodes of the state's dimensions that its a and b read, and the sigmoid(±y) and
   // softplus(±y) that share exp(-|y|) with one of them. None when a or b reads a state or a node
   // another scan produces (`elsewhere`): the scan then depends on ports only, so no reader of its
-  // values (other scans included) can be in a cycle with it. Operands first; the nodes built from
-  // one y (coreOf) next to each other.
-  std::vector<int> carriedBy(int a, int b, scan::DimMask stateDims, const std::set<int> &elsewhere) const;
+  // values (other scans included) can be in a cycle with it. In groups, operands first: the nodes
+  // built from one y (coreOf) are one group, the others one each.
+  std::vector<std::vector<int>> carriedBy(int a, int b, scan::DimMask stateDims, const std::set<int> &elsewhere) const;
 
  private:
   // The id of the node under `key`, adding `node` there when there is none.

@@ -57,9 +57,11 @@ Expr Lowering::expr(int id) {
   return e;
 }
 
-void Lowering::carry(StateScan &s, const std::vector<int> &carried) {
-  s.values = 1 + static_cast<int>(carried.size());
-  for (size_t i = 0; i < carried.size(); ++i) carried_[carried[i]] = {&s, static_cast<int>(i) + 1};
+void Lowering::carry(StateScan &s, const std::vector<std::vector<int>> &groups) {
+  groups_[&s] = groups;
+  s.values = 1;
+  for (const std::vector<int> &group : groups)
+    for (int id : group) carried_[id] = {&s, s.values++};
 }
 
 void Lowering::defineScan(StateScan &s, int a, int b) {
@@ -70,26 +72,17 @@ void Lowering::defineScan(StateScan &s, int a, int b) {
   std::vector<Halide::Var> at = s_.pureVars(s.dims);
   at.push_back(s_.time());
   std::vector<Expr> args(at.begin(), at.end());
-  std::vector<int> ids(s.values - 1);  // in the Tuple's order (Graph::carriedBy's)
-  for (const auto &[id, carrier] : carried_)
-    if (carrier.scan == &s) ids[carrier.index - 1] = id;
   std::vector<Func> carried;
-  for (size_t i = 0; i < ids.size();) {
-    size_t end = i + 1;
-    int core = g_.coreOf(ids[i]);
-    while (end < ids.size() && core >= 0 && g_.coreOf(ids[end]) == core) ++end;
-    Func c("carried_m" + std::to_string(ids[i]));
+  for (const std::vector<int> &group : groups_[&s]) {
+    Func c("carried_m" + std::to_string(group.front()));
     std::vector<Expr> values;
-    for (size_t k = i; k < end; ++k) values.push_back(compute(ids[k]));
-    if (values.size() == 1) {
-      c(at) = values[0];
-      updateExprs_[ids[i]] = c(args);
-    } else {
+    for (int id : group) values.push_back(compute(id));
+    if (values.size() == 1)
+      c(at) = values.front();
+    else
       c(at) = Halide::Tuple(values);
-      for (size_t k = i; k < end; ++k) updateExprs_[ids[k]] = c(args)[static_cast<int>(k - i)];
-    }
+    for (size_t k = 0; k < group.size(); ++k) updateExprs_[group[k]] = Schedule::element(c, args, static_cast<int>(k));
     carried.push_back(c);
-    i = end;
   }
   Expr aExpr = expr(a), bExpr = expr(b);
   inUpdate_ = nullptr;

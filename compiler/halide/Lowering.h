@@ -20,10 +20,10 @@ class Lowering {
 
   Halide::Expr expr(int id);
 
-  // Records that the scan of `s` produces nodes `carried` (Graph::carriedBy) as further values of
-  // its update: the update computes them, and every other reader reads them from the scan. Call
-  // for every state before lowering anything that reads these nodes.
-  void carry(StateScan &s, const std::vector<int> &carried);
+  // Records that the scan of `s` produces the nodes of `groups` (Graph::carriedBy) as further
+  // values of its update: the update computes them, a Func per group, and every other reader reads
+  // them from the scan. Call for every state before lowering anything that reads these nodes.
+  void carry(StateScan &s, const std::vector<std::vector<int>> &groups);
   // Defines the scan of `s` (Schedule::defineScan) from its update's a and b and its carried nodes.
   void defineScan(StateScan &s, int a, int b);
 
@@ -40,7 +40,8 @@ class Lowering {
     const StateScan *scan;
     int index;  // of the value in the scan's Tuple
   };
-  std::map<int, Carrier> carried_;
+  std::map<const StateScan *, std::vector<std::vector<int>>> groups_;  // carry()'s, in the Tuple's order
+  std::map<int, Carrier> carried_;  // where each node of groups_ is
   const StateScan *inUpdate_ = nullptr;  // the scan whose update is being built
   std::map<int, Halide::Expr> updateExprs_;  // its values built on the nodes it carries
   std::set<int> contracting_;  // members of the fused contractions whose terms are being built

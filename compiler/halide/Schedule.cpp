@@ -161,6 +161,12 @@ void Schedule::reorderLoops(Halide::Stage stage, const std::vector<int> &dims, s
 
 // ---- states ----
 
+Expr Schedule::element(const Func &f, const std::vector<Expr> &args, int i) {
+  Halide::FuncRef ref = f(args);
+  return f.outputs() > 1 ? Expr(ref[i]) : Expr(ref);
+}
+
+// s.values, not s.func.outputs(): a scan may be read before it is defined.
 Expr Schedule::value(const StateScan &s, Expr t) const {
   Halide::FuncRef ref = s.func(args(s.dims, t));
   return s.values > 1 ? Expr(ref[0]) : Expr(ref);
@@ -240,10 +246,8 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
   Expr tr = s.reverse ? steps() - 1 - r.x : Expr(r.x);
   at.back() = tr;
   std::vector<Expr> carriedAt;
-  for (Func c : carried) {
-    if (c.outputs() == 1) carriedAt.push_back(c(at));
-    for (int i = 0; i < c.outputs() && c.outputs() > 1; ++i) carriedAt.push_back(c(at)[i]);
-  }
+  for (Func c : carried)
+    for (int i = 0; i < c.outputs(); ++i) carriedAt.push_back(element(c, at, i));
   define(A(at) * before(s, tr) + B(at), carriedAt);
   s.func.compute_root();
   storeVectorFirst(s.func, s.dims, true);

@@ -68,6 +68,10 @@ class Schedule {
   // Loop order for a stage over dims (+ an outer RVar): vector dimension innermost.
   void reorderLoops(Halide::Stage stage, const std::vector<int> &dims, std::optional<Halide::RVar> outer) const;
 
+  // Value i of f(args) for a defined f: the call itself when f has one value, element i of its
+  // Tuple otherwise.
+  static Halide::Expr element(const Halide::Func &f, const std::vector<Halide::Expr> &args, int i);
+
   // ---- states ----
   Halide::Expr before(const StateScan &s, Halide::Expr t) const;
   Halide::Expr after(const StateScan &s, Halide::Expr t) const;
