@@ -1,5 +1,6 @@
 #include "compiler/halide/Math.h"
 
+#include <bit>
 #include <cmath>
 #include <iterator>
 #include <vector>
@@ -14,6 +15,10 @@ namespace {
 // ln 2 split so that k * kLn2High is exact for |k| <= 2^8 (Cody and Waite).
 constexpr float kLn2High = 0.693145751953125f, kLn2Low = 1.428606765330187045e-06f;
 constexpr float kLog2E = 1.44269504088896341f;
+// 1.5 * 2^23: adding it rounds |y| < 2^22 to an integer, which then sits in the low bits of the sum.
+constexpr float kShift = 12582912.0f;
+constexpr int kShiftBits = 0x4b400000;
+static_assert(std::bit_cast<int>(kShift) == kShiftBits);
 
 Expr horner(Expr x, const std::vector<float> &coefficients) {  // highest degree first
   Expr p;
@@ -30,7 +35,6 @@ Expr isNan(Expr x) { return magnitudeBits(x) > 0x7f800000; }
 // two 8-lane AVX instructions and the moves between them); strict, or the simplifier would cancel
 // the two.
 Expr expOfReduced(Expr x, Expr &kBits) {
-  constexpr float kShift = 12582912.0f;
   Expr shifted = Halide::strict_float(x * kLog2E + kShift);
   Expr k = Halide::strict_float(shifted - kShift);
   kBits = Halide::reinterpret<int>(shifted);
@@ -52,7 +56,7 @@ Expr twoTo(Expr kBits) {
 
 Expr exp(Expr x) {
   Expr kBits, p = expOfReduced(Halide::clamp(x, scan::kExpArgMin, scan::kExpArgMax), kBits);
-  Expr k = kBits - 0x4b400000, half = k >> 1;
+  Expr k = kBits - kShiftBits, half = k >> 1;
   // 2^k as two normal factors: k runs from -126 to 128.
   return Halide::select(isNan(x), x, p * twoTo(half) * twoTo(k - half));
 }
