@@ -177,7 +177,8 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
               << "    hot loop: "
               << (s.loop ? std::to_string(s.loop->instructions) + " instructions, " + std::to_string(s.loop->globalBytes()) +
                                " global bytes per thread, " + format("%.3f", s.loopInstructionsPerByte()) +
-                               " warp instructions per byte"
+                               " warp instructions per byte, " + std::to_string(s.loop->loadWaits) +
+                               " waits on its own loads"
                          : std::string("none (straight-line kernel)"))
               << "\n    occupancy: " << p.occupancy.blocksPerSm << " blocks/SM (limited by " << p.occupancy.limitedBy
               << "), " << p.residentWarpsPerSm << " warps resident on the busiest SM, " << format("%.2f", p.waves)

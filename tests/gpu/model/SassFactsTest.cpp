@@ -48,6 +48,53 @@ TEST(SassFacts, VectorCopyLoopAndLocalArray) {
   EXPECT_GE(table.all.mufu, 1u);
 }
 
+// A step loop unrolled by 8 that loads each input 8 steps ahead (a ring) waits for a load at every
+// step: its loads share a scoreboard, and waiting on it waits for the load issued a step before.
+// The same loop loading 8 steps back to back before using them waits once per 8 steps.
+TEST(SassFacts, LoadsAheadOnOneScoreboardWaitEveryStep) {
+  const char *steps = R"(
+extern "C" __global__ void ring(const float *__restrict__ in, float *__restrict__ out, int T, int n) {
+  const int d = blockIdx.x * blockDim.x + threadIdx.x;
+  float pf[8], s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) pf[j] = in[(long long)min(j, T - 1) * n + d];
+  for (int t0 = 0; t0 < T; t0 += 8) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int t = t0 + j;
+      if (t < T) {
+        const float x = pf[j];
+        if (t + 8 < T) pf[j] = in[(long long)(t + 8) * n + d];
+        s = s * 0.5f + x;
+        out[(long long)t * n + d] = s;
+      }
+    }
+  }
+}
+extern "C" __global__ void batch(const float *__restrict__ in, float *__restrict__ out, int T, int n) {
+  const int d = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0.0f;
+  for (int t0 = 0; t0 < T; t0 += 8) {
+    float x[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) x[j] = in[(long long)min(t0 + j, T - 1) * n + d];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int t = t0 + j;
+      if (t < T) {
+        s = s * 0.5f + x[j];
+        out[(long long)t * n + d] = s;
+      }
+    }
+  }
+}
+)";
+  std::vector<KernelSass> facts = sassFacts(steps, "steps.cu", "sm_90", {}, {"ring", "batch"}, tools());
+  ASSERT_TRUE(facts[0].loop && facts[1].loop);
+  EXPECT_EQ(facts[0].loop->loadWaits, 8u);
+  EXPECT_EQ(facts[1].loop->loadWaits, 1u);
+}
+
 TEST(SassFacts, RegisterCapSpills) {
   const char *pressure = R"(
 extern "C" __global__ void pressure(const float *in, float *out, int n) {

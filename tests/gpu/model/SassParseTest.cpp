@@ -1,6 +1,7 @@
 // The SASS reader on hand-written nvdisasm text: functions, predicates, labels, access widths, the
-// hot loop (innermost of the loops that touch global memory, not the trap after EXIT), and the
-// resource reports of ptxas -v and cuobjdump -res-usage.
+// hot loop (innermost of the loops that touch global memory, not the trap after EXIT), control
+// bits (scoreboards) and the load waits of a loop, and the resource reports of ptxas -v and
+// cuobjdump -res-usage.
 #include <gtest/gtest.h>
 
 #include "runtime/cuda/CudaError.h"
@@ -67,8 +68,67 @@ TEST(Sass, ParsesFunctionsAndFindsTheTimeLoop) {
   EXPECT_EQ(body.loadWidths, (std::map<unsigned, unsigned>{{4, 1}, {16, 1}}));
   EXPECT_EQ(body.storeWidths, (std::map<unsigned, unsigned>{{8, 1}}));
 
+  EXPECT_EQ(k.instructions[1].writeScoreboard, -1);  // text without -hex: no control bits
+  EXPECT_EQ(k.instructions[3].waitMask, 0u);
+
   EXPECT_FALSE(hotLoop(fns[1]));
   EXPECT_EQ(instructionMix(fns[1], 0, fns[1].instructions.size()).localAccesses, 1u);
+}
+
+// nvdisasm -c -hex: the second line of each instruction holds its control bits. `ring` loads
+// its next value at the end of an iteration on scoreboard 5 and waits on 5 at the start of the
+// next; `batch` issues two loads, waits on 5 once, then uses the load on scoreboard 4 it issued
+// before the one it waited for (arrived with it) and a value waited for already.
+const char *kScoreboardSass = R"(	.target	sm_90
+//--------------------- .text.ring --------------------------
+.L_x_0:
+        /*0000*/                   FSETP.GE.AND P1, PT, R14, RZ, PT ;  /* 0x000000ff0e00720b */
+                                                                       /* 0x020fc20000000000 */
+        /*0010*/                   FADD R2, R14, R2 ;                  /* 0x0000000e02027221 */
+                                                                       /* 0x000fc20000000000 */
+        /*0020*/                   STG.E desc[UR4][R4.64], R2 ;        /* 0x0000000204007986 */
+                                                                       /* 0x000fc20000000000 */
+        /*0030*/                   LDG.E R14, desc[UR4][R6.64] ;       /* 0x00000004060e7981 */
+                                                                       /* 0x000f420000000000 */
+        /*0040*/               @P0 BRA `(.L_x_0) ;                     /* 0xfffffffc00e00947 */
+                                                                       /* 0x000fc20000000000 */
+        /*0050*/                   EXIT ;                              /* 0x000000000000794d */
+                                                                       /* 0x000fc20000000000 */
+//--------------------- .text.batch --------------------------
+.L_x_1:
+        /*0000*/                   LDG.E R7, desc[UR4][R6.64] ;        /* 0x0000000406077981 */
+                                                                       /* 0x000f020000000000 */
+        /*0010*/                   LDG.E R8, desc[UR4][R10.64] ;       /* 0x000000040a087981 */
+                                                                       /* 0x000f420000000000 */
+        /*0020*/                   FADD R2, R8, R2 ;                   /* 0x0000000802027221 */
+                                                                       /* 0x020fc20000000000 */
+        /*0030*/                   FADD R2, R7, R2 ;                   /* 0x0000000702027221 */
+                                                                       /* 0x010fc20000000000 */
+        /*0040*/                   FADD R2, R8, R2 ;                   /* 0x0000000802027221 */
+                                                                       /* 0x020fc20000000000 */
+        /*0050*/                   STG.E desc[UR4][R4.64], R2 ;        /* 0x0000000204007986 */
+                                                                       /* 0x000fc20000000000 */
+        /*0060*/               @P0 BRA `(.L_x_1) ;                     /* 0xfffffffc00e00947 */
+                                                                       /* 0x000fc20000000000 */
+        /*0070*/                   EXIT ;                              /* 0x000000000000794d */
+                                                                       /* 0x000fc20000000000 */
+)";
+
+TEST(Sass, ReadsScoreboardsAndCountsTheLoadWaitsOfALoop) {
+  std::vector<SassFunction> fns = parseSass(kScoreboardSass);
+  ASSERT_EQ(fns.size(), 2u);
+  const SassFunction &ring = fns[0], &batch = fns[1];
+  ASSERT_EQ(ring.instructions.size(), 6u);
+  EXPECT_EQ(ring.instructions[3].writeScoreboard, 5);
+  EXPECT_EQ(ring.instructions[0].waitMask, 1u << 5);
+  EXPECT_EQ(ring.instructions[0].writeScoreboard, -1);
+  EXPECT_EQ(batch.instructions[0].writeScoreboard, 4);
+  EXPECT_EQ(batch.instructions[3].waitMask, 1u << 4);
+
+  std::optional<SassLoop> ringLoop = hotLoop(ring), batchLoop = hotLoop(batch);
+  ASSERT_TRUE(ringLoop && batchLoop);
+  EXPECT_EQ(exposedLoadWaits(ring, *ringLoop), 1u);  // the load of the iteration before
+  EXPECT_EQ(exposedLoadWaits(batch, *batchLoop), 1u);
 }
 
 TEST(Sass, ReadsPtxasAndCuobjdumpReports) {

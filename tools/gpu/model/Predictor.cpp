@@ -41,7 +41,10 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
   const double warpsPerScheduler = std::ceil(blocksOnSm * warpsPerBlock / d.schedulersPerSm);
   p.issueSeconds = warpsPerScheduler * p.iterationsPerWarp * body.instructions / d.clockHz;
   const double alu = body.instructions - body.mufu - body.control;
-  const double chainCycles = d.memoryLatency * d.clockHz + alu * d.aluCycles + body.mufu * d.mufuCycles +
+  // One memory latency per iteration (a ring's loads arrive an iteration later), or one per load
+  // the iteration waits for in sequence.
+  const double latencies = std::max(1u, body.loadWaits);
+  const double chainCycles = latencies * d.memoryLatency * d.clockHz + alu * d.aluCycles + body.mufu * d.mufuCycles +
                              body.control * d.controlCycles;
   p.latencySeconds = rounds * p.iterationsPerWarp * chainCycles / d.clockHz;
   if (chainHops > 0) {

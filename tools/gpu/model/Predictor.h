@@ -7,7 +7,8 @@
 //   issue    the busiest SM's warp instructions of the hot loop, one per scheduler and cycle;
 //   latency  each warp's iteration waits for its loads and then runs its loop body alone: memory
 //            latency + the body's dependent-issue cycles, per iteration (Little's law: an SM moves
-//            its warps' bytes in flight once per such round trip).
+//            its warps' bytes in flight once per such round trip); as many latencies as the
+//            loads the iteration waits for in sequence when there are several (SASS loadWaits).
 //   chain    a chunked kernel's carry, passed from tile to tile: a hop per group of chunks, plus
 //            a tile's scan and rescan of its chunk.
 // A call (a timed forward or backward) adds the write-back of a dirty L2, as after a flush.

@@ -16,7 +16,7 @@ struct BinaryTools {
   static std::optional<BinaryTools> find(std::string &why);
 
   std::string resourceUsage(const std::string &cubin) const;  // cuobjdump -res-usage
-  std::string disassemble(const std::string &cubin) const;    // nvdisasm -c (labels, no addresses)
+  std::string disassemble(const std::string &cubin) const;    // nvdisasm -c -hex (labels, encodings)
 };
 
 }  // namespace scanforge::gpu

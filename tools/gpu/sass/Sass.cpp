@@ -1,6 +1,7 @@
 #include "tools/gpu/sass/Sass.h"
 
 #include <cctype>
+#include <cstdint>
 #include <sstream>
 #include <string_view>
 
@@ -42,9 +43,11 @@ unsigned SassInstruction::accessBytes() const {
   return 4;
 }
 
-// nvdisasm -c: a "//---- .text.SYMBOL ----" header per function, ".L_x_80:" label lines, and
-// instructions "/*0520*/  @!P0 OPCODE operands ;" (predicate optional). Parsed by hand: GCC 12's
-// std::regex trips -Wmaybe-uninitialized under the sanitizers.
+// nvdisasm -c -hex: a "//---- .text.SYMBOL ----" header per function, ".L_x_80:" label lines, and
+// instructions "/*0520*/  @!P0 OPCODE operands ;  /* 0xLOW */" (predicate optional) followed by a
+// line "/* 0xHIGH */": the high 64 bits of the encoding, whose bits 41-63 are the control bits
+// (stall 4, yield 1, write scoreboard 3, read scoreboard 3, wait mask 6, reuse 4; scoreboard 7 is
+// none). Parsed by hand: GCC 12's std::regex trips -Wmaybe-uninitialized under the sanitizers.
 std::vector<SassFunction> parseSass(const std::string &text) {
   std::vector<SassFunction> functions;
   std::stringstream in(text);
@@ -59,6 +62,14 @@ std::vector<SassFunction> parseSass(const std::string &text) {
       continue;
     } else if (rest.rfind(".L", 0) == 0 && rest.back() == ':') {
       functions.back().labels[std::string(rest.substr(0, rest.size() - 1))] = functions.back().instructions.size();
+    } else if (rest.rfind("/* 0x", 0) == 0) {
+      if (functions.back().instructions.empty()) continue;
+      uint64_t high = std::stoull(std::string(rest.substr(5, 16)), nullptr, 16);
+      unsigned control = static_cast<unsigned>(high >> 41);
+      SassInstruction &last = functions.back().instructions.back();
+      unsigned write = control >> 5 & 7u;
+      last.writeScoreboard = write == 7 ? -1 : static_cast<int>(write);
+      last.waitMask = control >> 11 & 0x3fu;
     } else if (rest.rfind("/*", 0) == 0 && rest.find("*/") != std::string_view::npos) {
       std::stringstream words{std::string(rest.substr(rest.find("*/") + 2))};
       std::string opcode;
@@ -76,6 +87,22 @@ std::vector<SassFunction> parseSass(const std::string &text) {
     }
   }
   return functions;
+}
+
+unsigned exposedLoadWaits(const SassFunction &f, const SassLoop &loop) {
+  unsigned pending = 0;  // scoreboards with a global load issued since the last wait
+  unsigned waits = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = loop.begin; i <= loop.end; ++i) {
+      const SassInstruction &in = f.instructions[i];
+      if (in.waitMask & pending) {
+        waits += pass == 1;
+        pending = 0;  // the loads issued before this wait arrive with the one it waits for
+      }
+      if (in.globalLoad() && in.writeScoreboard >= 0) pending |= 1u << in.writeScoreboard;
+    }
+  }
+  return waits;
 }
 
 std::optional<SassLoop> hotLoop(const SassFunction &f) {

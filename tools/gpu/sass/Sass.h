@@ -12,6 +12,12 @@ namespace scanforge::gpu {
 struct SassInstruction {
   std::string opcode;  // with modifiers: "LDG.E.EF.128", "MUFU.EX2", "BRA"
   std::string target;  // a branch's label (".L_x_80"), else empty
+  // From the control bits of the encoding (nvdisasm -hex; Volta and later): the scoreboard a
+  // variable-latency instruction (a load) signals when its result is written (-1: none), and the
+  // scoreboards the instruction waits on before it issues. A wait on a scoreboard waits for every
+  // instruction issued on it so far.
+  int writeScoreboard = -1;
+  unsigned waitMask = 0;
 
   std::string base() const { return opcode.substr(0, opcode.find('.')); }  // "LDG"
   bool globalLoad() const;   // LDG
@@ -30,7 +36,16 @@ struct SassLoop {
   size_t begin = 0, end = 0;
 };
 
+// nvdisasm -c -hex text; without -hex the instructions have no scoreboards.
 std::vector<SassFunction> parseSass(const std::string &nvdisasmText);
+
+// Memory latencies one iteration of `loop` waits for in sequence: the instructions that wait on a
+// scoreboard a global load was issued on since the previous such wait (which also covered every
+// load issued before it). Counted in the second of two passes over the loop, so that loads issued
+// at the end of an iteration and waited for in the next one count. Loads issued a few steps ahead
+// of their use still cost a latency per step when each step waits on their scoreboard; a batch of
+// loads issued back to back before any use costs one.
+unsigned exposedLoadWaits(const SassFunction &function, const SassLoop &loop);
 
 // The innermost of the loops with a global load or store (the most global bytes when several),
 // or nullopt when there is none. A branch to itself (the trap after EXIT) is no loop.

@@ -100,7 +100,10 @@ std::vector<KernelSass> sassFacts(const std::string &source, const std::string &
     auto fn = std::find_if(functions.begin(), functions.end(), [&](const SassFunction &f) { return f.symbol == k.symbol; });
     if (fn == functions.end()) throw CudaError(file + ": " + kernel + " (" + k.symbol + ") is missing from nvdisasm's output");
     k.all = instructionMix(*fn, 0, fn->instructions.size());
-    if (std::optional<SassLoop> loop = hotLoop(*fn)) k.loop = instructionMix(*fn, loop->begin, loop->end + 1);
+    if (std::optional<SassLoop> loop = hotLoop(*fn)) {
+      k.loop = instructionMix(*fn, loop->begin, loop->end + 1);
+      k.loop->loadWaits = exposedLoadWaits(*fn, *loop);
+    }
     facts.push_back(std::move(k));
   }
   return facts;
