@@ -31,14 +31,15 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident.
   double resident = std::min(threads, sms * d.threadsPerSm / 2);
   double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
-  // One step of a latency-bound thread: its share of a load's latency, then its own instructions.
-  double hop = d.memoryLatency / kPrefetchSteps + r.stepInstructions * d.aluCycles / d.clockHz;
+  // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.
+  double batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
+  double hop = d.memoryLatency / batch + r.stepInstructions * d.aluCycles / d.clockHz;
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
   c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;
   if (chunked && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
     c.bytes += channels * steps * r.readBytesPerStep;  // the rescan misses L2
-  double inFlight = resident * kPrefetchSteps * r.readBytesPerStep;
+  double inFlight = resident * batch * r.readBytesPerStep;
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
   double hops = static_cast<double>(chainHops(p));

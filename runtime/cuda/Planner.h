@@ -3,9 +3,10 @@
 // runtime/cuda/DeviceSpec.h's H100, with the SM count of the device planned for.
 //
 //   sequential  B * channels threads walk all of T. Memory latency is hidden only by the loads in
-//               flight: each thread prefetches kPrefetchSteps steps, so the bandwidth reached is
-//               min(copy bandwidth, resident threads * prefetched bytes / memory latency); a step
-//               costs its share of that latency plus its own dependent instructions.
+//               flight: each thread loads kLoadBatchSteps steps at once (kChunkLoadBatchSteps in
+//               a chunked tile), so the bandwidth reached is min(copy bandwidth, resident threads
+//               * a batch's bytes / memory latency); a step costs its share of that latency plus
+//               its own dependent instructions.
 //   chunked     B * channels * NC tiles: more loads in flight, but a chunk's inputs are read twice
 //               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
 //               from group to group of chunks: a critical path of NC / kChainGroup hops, a

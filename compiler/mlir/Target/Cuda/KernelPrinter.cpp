@@ -192,7 +192,7 @@ class Printer {
   std::string chunkOrder(const std::string &i) const { return info_.descending ? "NC - 1 - (" + i + ")" : i; }
 
   // The forward states of chunk sf_c, recomputed from its checkpoint into shared memory.
-  void printRecompute(CodeWriter &w) {
+  void printRecompute(CodeWriter &w, int batchSteps) {
     w.line("// Recompute the forward states of this chunk from its checkpoint.");
     w.open("");
     for (const scan::SavedState *s : k_.recomputed) {
@@ -201,7 +201,7 @@ class Printer {
     }
     printStepLoop(w, k_,
                   StepLoop{&*k_.fwdValues, k_.fwd, &k_.fwdInvariant, liveOps(k_.recomputeOps, Mode::Recompute),
-                           Mode::Recompute, k_.fwd->descending, "fs"},
+                           Mode::Recompute, k_.fwd->descending, "fs", batchSteps},
                   false);
     w.close();
   }
@@ -293,9 +293,9 @@ class Printer {
     }
   }
 
-  void printFullSteps(CodeWriter &w, const std::string &prefix, bool collectives) {
+  void printFullSteps(CodeWriter &w, const std::string &prefix, bool collectives, int batchSteps) {
     printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.fullOps, Mode::Full), Mode::Full,
-                                  info_.descending, prefix},
+                                  info_.descending, prefix, batchSteps},
                   collectives);
   }
 
@@ -319,8 +319,8 @@ class Printer {
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
     if (!k_.fwd) printCheckpoint(w, "s", collectives);
-    if (recompute) printRecompute(w);
-    printFullSteps(w, "s", collectives);
+    if (recompute) printRecompute(w, kLoadBatchSteps);
+    printFullSteps(w, "s", collectives, kLoadBatchSteps);
     w.close();
     printFinalStates(w, "s", collectives);
     printAccumFlush(w, collectives, false, "(long long)b");
@@ -371,9 +371,9 @@ class Printer {
       declareState(w, stateVar("sa", static_cast<int>(s)), info_.states[s], "1.0f");
     }
     w.open("if (sf_warp_live)");
-    if (recompute) printRecompute(w);
+    if (recompute) printRecompute(w, kChunkLoadBatchSteps);
     printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
-                                  Mode::Summary, info_.descending, "s"},
+                                  Mode::Summary, info_.descending, "s", kChunkLoadBatchSteps},
                   true);
     w.close();
     auto element = [&](const char *prefix, size_t s) {
@@ -442,7 +442,7 @@ class Printer {
 
     if (!k_.fwd) printCheckpoint(w, "c", true);
     w.open("if (sf_warp_live)");
-    printFullSteps(w, "c", true);
+    printFullSteps(w, "c", true, kChunkLoadBatchSteps);
     w.close();
     w.open("if (sf_k == NC - 1)");
     printFinalStates(w, "c", true);

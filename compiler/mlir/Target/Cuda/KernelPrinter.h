@@ -2,7 +2,7 @@
 //
 // Every kernel runs one thread per (batch element, channel index). Two strategies:
 //   sequential  <name>_seq, grid (channel blocks, B, 1): each thread walks all of t, its state in
-//               registers, with the next steps' inputs prefetched into a register ring.
+//               registers, its inputs loaded a batch of steps at a time.
 //   chunked     <name>_chunk, grid (channel blocks, B, chunks), one launch: each tile scans its
 //               chunk from a zero state (decay product and end state), takes the carry the tile
 //               of the chunk before published (a chained carry on ticket-ordered tiles), publishes

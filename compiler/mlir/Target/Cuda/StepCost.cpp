@@ -24,8 +24,8 @@ int costOf(mlir::Operation *op) {
       .Case<scan::SigmoidOp>([](auto) { return 14; })                      // expf + MUFU.RCP + select
       .Case<scan::SoftplusOp>([](auto) { return 26; })                     // + the log1p polynomial
       .Case<scan::GOp>([](auto) { return 16; })
-      // A tensor element read or written per step: 64-bit address arithmetic, the prefetch ring's
-      // guard and register move, the load or store itself. With it minGRU's estimate (61 forward,
+      // A tensor element read or written per step: 64-bit address arithmetic, the step's guard,
+      // the load or store itself. With it minGRU's estimate (61 forward,
       // 130 backward) meets its SASS hot loop per step (72 and 130 at sm_90).
       .Case<scan::InputOp, scan::SavedOp, scan::OutputOp>([](auto) { return 9; })
       .Default([](mlir::Operation *) { return 1; });

@@ -21,7 +21,7 @@ OpList liveOps(const OpList &ops, Mode mode) {
 
 namespace {
 
-// A tensor a step loop reads at every step, through the prefetch ring.
+// A tensor a step loop reads at every step, in batches of steps.
 struct StepLoad {
   Value value;
   const scan::Port *input = nullptr;   // an input tensor [B, T, dims]
@@ -35,37 +35,34 @@ class StepPrinter {
 
   void print() {
     std::vector<StepLoad> loads = loadsOf();
-    // Deep prefetch for scalar inputs; one step ahead when a thread loads whole register arrays.
+    // Batches of steps for scalar inputs; one step at a time when a thread loads whole register arrays.
     bool arrays = llvm::any_of(loads, [&](const StepLoad &l) { return vp_.dimsOf(l.value) & k_.exprs.registerDims(); });
-    std::string depth = arrays ? "1" : std::to_string(kPrefetchSteps);
+    std::string batch = arrays ? "1" : std::to_string(loop_.batchSteps);
     w_.open("");
     w_.line("const int sf_len = sf_hi - sf_lo;");
-    for (const StepLoad &l : loads) {
-      std::string count = k_.exprs.registerCount(vp_.dimsOf(l.value));
-      w_.line("float " + ring(l) + "[" + depth + "]" + (count == "1" ? "" : "[" + count + "]") + " = {};");
-    }
+    w_.open("for (int sf_i0 = 0; sf_i0 < sf_len; sf_i0 += " + batch + ")");
     if (!loads.empty()) {
+      // The batch's loads are issued back to back, before any of them is used: the first use waits
+      // for the load's scoreboard, which counts every load issued before it, so loads issued a few
+      // steps ahead of their use (a ring) would still cost a memory latency per step. Past the
+      // chunk's end the last step is loaded again (an L1 hit), so the loads need no predicate.
+      for (const StepLoad &l : loads) {
+        std::string count = k_.exprs.registerCount(vp_.dimsOf(l.value));
+        w_.line("float " + batchOf(l) + "[" + batch + "]" + (count == "1" ? "" : "[" + count + "]") + ";");
+      }
       w_.line("#pragma unroll");
-      w_.open("for (int sf_j = 0; sf_j < " + depth + "; ++sf_j)");
-      w_.open("if (sf_j < sf_len)");
-      w_.line("const int sf_t = " + stepTime("sf_j") + ";");
+      w_.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
+      w_.line("const int sf_t = " + stepTime("sf_min(sf_i0 + sf_j, sf_len - 1)") + ";");
       for (const StepLoad &l : loads) printLoad(l, "sf_t");
-      w_.close().close();
+      w_.close();
     }
-    w_.open("for (int sf_i0 = 0; sf_i0 < sf_len; sf_i0 += " + depth + ")");
     w_.line("#pragma unroll");
-    w_.open("for (int sf_j = 0; sf_j < " + depth + "; ++sf_j)");
+    w_.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
     w_.line("const int sf_i = sf_i0 + sf_j;");
     w_.open("if (sf_i < sf_len)");
     w_.line("const int t = " + stepTime("sf_i") + ";");
     for (const StepLoad &l : loads)
-      vp_.assign(w_, l.value, [&] { return indexed(ring(l) + "[sf_j]", k_.exprs.registerIndex(vp_.dimsOf(l.value))); });
-    if (!loads.empty()) {
-      w_.open("if (sf_i + " + depth + " < sf_len)");
-      w_.line("const int sf_tn = " + stepTime("sf_i + " + depth) + ";");
-      for (const StepLoad &l : loads) printLoad(l, "sf_tn");
-      w_.close();
-    }
+      vp_.assign(w_, l.value, [&] { return indexed(batchOf(l) + "[sf_j]", k_.exprs.registerIndex(vp_.dimsOf(l.value))); });
     if (loop_.mode == Mode::Recompute) {
       for (const scan::SavedState *s : k_.recomputed) {
         std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
@@ -94,14 +91,14 @@ class StepPrinter {
     return loads;
   }
 
-  std::string ring(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
+  std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
   std::string stepTime(const std::string &i) const {
     return loop_.descending ? "sf_hi - 1 - (" + i + ")" : "sf_lo + " + i;
   }
 
-  // Loads step `t` into the ring's slot sf_j.
+  // Loads step `t` into the batch's slot sf_j.
   void printLoad(const StepLoad &load, const std::string &t) {
-    std::string slot = ring(load) + "[sf_j]";
+    std::string slot = batchOf(load) + "[sf_j]";
     if (load.input) {
       const scan::Port &p = *load.input;
       vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
@@ -131,7 +128,7 @@ class StepPrinter {
         std::string var = stateVar(loop_.statePrefix, s);
         vp_.assign(w_, prev.getResult(), [&] { return k_.stateElement(var, loop_.info->states[s]); });
       } else if (auto saved = llvm::dyn_cast<scan::SavedOp>(op)) {
-        if (!k_.isRecomputed(saved.getName())) continue;  // read through the ring
+        if (!k_.isRecomputed(saved.getName())) continue;  // read with the batch
         const scan::SavedState &s = **llvm::find_if(k_.recomputed, [&](const scan::SavedState *d) { return d->state.name == saved.getName(); });
         vp_.assign(w_, saved.getResult(), [&] { return k_.slotElement(s.state, "t - sf_lo"); });
       } else if (auto up = llvm::dyn_cast<scan::UpdateOp>(op)) {

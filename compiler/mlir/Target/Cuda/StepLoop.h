@@ -1,6 +1,6 @@
-// The loop over the steps of one chunk, [sf_lo, sf_hi), in a kernel: a ring of registers holds
-// the inputs of the next steps (loaded ahead of the math that needs them), and each step runs the
-// recurrence's ops on the thread's registers.
+// The loop over the steps of one chunk, [sf_lo, sf_hi), in a kernel: the inputs of a batch of
+// steps are loaded into registers together, then each step of the batch runs the recurrence's ops
+// on the thread's registers.
 #pragma once
 
 #include "compiler/mlir/Target/Cuda/CodeWriter.h"
@@ -23,6 +23,7 @@ struct StepLoop {
   Mode mode;
   bool descending;
   std::string statePrefix;     // "s" for the kernel's own states, "fs" for recomputed forward states
+  int batchSteps;              // steps of scalar inputs loaded together (kLoadBatchSteps, kChunkLoadBatchSteps)
 };
 
 // The ops a step loop must print: its sinks (state updates, and in full mode outputs and
