@@ -30,6 +30,10 @@ const DeviceSpec &h100() {
       .launchOverhead = 3e-6,
       // Not measured: a fenced flag store and a spinning load that sees it, two L2 round trips.
       .chainHop = 2 * 650e-9,
+      // Measured on an H200 (2026-11-26, docs/benchmarks.md): minGRU and minLSTM forward+backward
+      // at B=8 T=16384 D=1024 with forced chunks of 16 to 128 steps lose 4.1-4.8 ns per tile more
+      // than their bytes explain, 0.54-0.63 us of one of 132 SMs.
+      .tileOverhead = 0.6e-6,
       .l2Bytes = 50u << 20,
   };
   return spec;

@@ -25,6 +25,7 @@ struct DeviceSpec {
   double aluCycles, mufuCycles, controlCycles;
   double launchOverhead;      // s per kernel launch (event-timed)
   double chainHop;            // s from one block's flag store to the spinning block's next step
+  double tileOverhead;        // s of one SM per chunked tile (block start, ticket, carry, publish)
   size_t l2Bytes;             // a timed call after an L2 flush first writes back this much
 };
 

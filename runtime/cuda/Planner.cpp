@@ -44,7 +44,14 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
   double hops = static_cast<double>(chainHops(p));
   c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
-  c.seconds = std::max(c.bytes / c.bandwidth, c.criticalPath) + d.launchOverhead;
+  // Chunked: each tile is a fixed cost on one SM, and the last tiles' walks of their chunk (scan and
+  // rescan) overlap no other tile's traffic.
+  double drain = 0;
+  if (chunked) {
+    c.tiles = static_cast<double>(cdiv(r.channels, r.blockThreads) * r.batch * p.chunks * r.passes);
+    drain = 2 * chunk * hop;
+  }
+  c.seconds = std::max(c.bytes / c.bandwidth, c.criticalPath) + c.tiles * d.tileOverhead / sms + drain + d.launchOverhead;
   return c;
 }
 

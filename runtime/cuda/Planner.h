@@ -11,8 +11,12 @@
 //               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
 //               from group to group of chunks: a critical path of NC / kChainGroup hops, a
 //               group's aggregates read and two chunk walks. Each chunk also writes a row of
-//               parameter-gradient partial sums (read back once), which favours longer chunks.
-// Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead; the chunk
+//               parameter-gradient partial sums (read back once), and each tile costs the SMs a
+//               fixed DeviceSpec::tileOverhead, which both favour longer chunks.
+// Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead, chunked also
+// + the tiles' fixed costs + the last tiles' walks of their chunk (measured on an H200: at B=8
+// T=16384 minGRU is fastest with chunks of 128 steps, 1.94 ms forward+backward against 2.49 with 16
+// and 2.13 with 512); the chunk
 // length is the best power of two from 16 steps; chunked wins only when 10% faster.
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
 // holds one chunk of them per thread in shared memory, so L <= 48 KiB / (bytes per step of a
@@ -49,6 +53,9 @@ struct PlanRequest {
   // sequential, per batch element and chunk chunked); a second kernel reads them back.
   double partialSumBytes = 0;
   int multiprocessors = 1;
+  // Threads per block of the chunked kernel and kernels per call (forward, backward): a chunked
+  // call runs blockThreads-channel tiles of every chunk, each with a fixed cost.
+  int64_t blockThreads = 128, passes = 1;
   int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
@@ -67,7 +74,7 @@ int64_t chainHops(const Plan &plan);
 
 // The cost model's time for `plan` (seconds, a prediction), and its terms.
 struct PlanCost {
-  double bytes = 0, bandwidth = 0, criticalPath = 0, seconds = 0;
+  double bytes = 0, bandwidth = 0, criticalPath = 0, tiles = 0, seconds = 0;
 };
 PlanCost predictPlan(const PlanRequest &request, const Plan &plan);
 

@@ -88,6 +88,8 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.readBytesPerStep = read / static_cast<double>(request.channels);
   request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();
+  if (!fwd_.chunked.empty() && fwd_.chunked.front().block > 0) request.blockThreads = fwd_.chunked.front().block;
+  request.passes = bwd_ ? 2 : 1;
   request.maxGridYZ = device_.maxGridYZ();
   request.strategy = strategy;
   request.chunk = chunk;

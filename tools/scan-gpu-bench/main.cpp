@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "runtime/cuda/CudaBackend.h"
@@ -144,9 +145,17 @@ struct Timing {
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
 };
 
-Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats) {
+// A plan the user forces on every case (--strategy, --chunk); the planner fills in the rest.
+struct ForcedPlan {
+  std::optional<Strategy> strategy;
+  std::optional<int64_t> chunk;
+  bool any() const { return strategy || chunk; }
+};
+
+Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats,
+                const ForcedPlan &forced) {
   RecurrenceRunner runner(package, c.recurrence, gpu);
-  Plan plan = runner.plan(c.shape);
+  Plan plan = runner.plan(c.shape, forced.strategy, forced.chunk);
   const RecurrenceDesc &fwd = runner.forwardDesc();
   const RecurrenceDesc *bwd = runner.backwardDesc();
   Timing t{c.recurrence, "f32", c.shape.describe(),
@@ -248,12 +257,23 @@ int run(int argc, char **argv) {
                "--shape), and exit: no GPU needed");
   app.add_option("--json", jsonFile, "also write every measurement, prediction and peer time to this JSON file");
   app.add_option("--cache", cacheDir, "kernel cache directory");
+  std::string strategy;
+  int64_t chunk = 0;
+  app.add_option("--strategy", strategy, "time every case with this strategy, sequential or chunked, instead of the planner's")
+      ->check(CLI::IsMember({"sequential", "chunked"}));
+  app.add_option("--chunk", chunk, "time every case with chunks (checkpoint intervals) of this many steps");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? kDone : kFailed;
   }
   if (repeats < 1) throw CudaError("--repeats must be at least 1");
+  if (app.count("--chunk") && chunk < 1) throw CudaError("--chunk must be at least 1, not " + std::to_string(chunk));
+  ForcedPlan forced;
+  if (!strategy.empty()) forced.strategy = strategy == "chunked" ? Strategy::Chunked : Strategy::Sequential;
+  if (app.count("--chunk")) forced.chunk = chunk;
+  // The model's predictions are for the planner's plans.
+  if (forced.any() && !predictionsFile.empty()) throw CudaError("--predictions holds the planner's plans: leave it out with --strategy or --chunk");
 
   KernelPackage package = KernelPackage::load(dir);
   if (names.empty())
@@ -283,7 +303,7 @@ int run(int argc, char **argv) {
   double copy = util.copyBandwidth(size_t{1} << 30, repeats);
   std::vector<Timing> timings;
   for (const Case &c : cases) {
-    timings.push_back(timeCase(*gpu, util, package, c, repeats));
+    timings.push_back(timeCase(*gpu, util, package, c, repeats, forced));
     std::fprintf(stderr, "timed %s %s\n", c.recurrence.c_str(), c.shape.describe().c_str());
   }
   nlohmann::json peerTimes = peers ? runPeers(python, std::string(SCANFORGE_SOURCE_DIR) + "/tools/scan-gpu-bench/peers.py",
