@@ -129,6 +129,12 @@ TEST(Sass, ReadsScoreboardsAndCountsTheLoadWaitsOfALoop) {
   ASSERT_TRUE(ringLoop && batchLoop);
   EXPECT_EQ(exposedLoadWaits(ring, *ringLoop), 1u);  // the load of the iteration before
   EXPECT_EQ(exposedLoadWaits(batch, *batchLoop), 1u);
+
+  // A control line that is not 16 hex digits is no encoding: ignored, not thrown on.
+  std::vector<SassFunction> odd = parseSass("//--- .text.k ---\n  /*0000*/  LDG.E R1, desc[UR4][R2.64] ;\n  /* 0xnothex */\n");
+  ASSERT_EQ(odd.size(), 1u);
+  ASSERT_EQ(odd[0].instructions.size(), 1u);
+  EXPECT_EQ(odd[0].instructions[0].writeScoreboard, -1);
 }
 
 TEST(Sass, ReadsPtxasAndCuobjdumpReports) {

@@ -1,6 +1,7 @@
 #include "tools/gpu/sass/Sass.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <sstream>
 #include <string_view>
@@ -63,8 +64,10 @@ std::vector<SassFunction> parseSass(const std::string &text) {
     } else if (rest.rfind(".L", 0) == 0 && rest.back() == ':') {
       functions.back().labels[std::string(rest.substr(0, rest.size() - 1))] = functions.back().instructions.size();
     } else if (rest.rfind("/* 0x", 0) == 0) {
-      if (functions.back().instructions.empty()) continue;
-      uint64_t high = std::stoull(std::string(rest.substr(5, 16)), nullptr, 16);
+      uint64_t high = 0;
+      std::string_view hex = rest.substr(5);
+      auto [end, error] = std::from_chars(hex.data(), hex.data() + hex.size(), high, 16);
+      if (functions.back().instructions.empty() || error != std::errc() || end != hex.data() + 16) continue;
       unsigned control = static_cast<unsigned>(high >> 41);
       SassInstruction &last = functions.back().instructions.back();
       unsigned write = control >> 5 & 7u;
