@@ -44,14 +44,15 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
   double hops = static_cast<double>(chainHops(p));
   c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
-  // Chunked: each tile is a fixed cost on one SM, and the last tiles' walks of their chunk (scan and
-  // rescan) overlap no other tile's traffic.
-  double drain = 0;
+  // Chunked: each tile is a fixed cost on one SM, and the traffic ends with the last tiles' walks of
+  // their chunk (scan and rescan), which overlap no other tile's; the critical path holds a walk
+  // already, so the drain extends the traffic's time only.
+  double streaming = c.bytes / c.bandwidth;
   if (chunked) {
     c.tiles = static_cast<double>(cdiv(r.channels, r.blockThreads) * r.batch * p.chunks * r.passes);
-    drain = 2 * chunk * hop;
+    streaming += 2 * chunk * hop;
   }
-  c.seconds = std::max(c.bytes / c.bandwidth, c.criticalPath) + c.tiles * d.tileOverhead / sms + drain + d.launchOverhead;
+  c.seconds = std::max(streaming, c.criticalPath) + c.tiles * d.tileOverhead / sms + d.launchOverhead;
   return c;
 }
 

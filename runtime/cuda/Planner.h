@@ -13,11 +13,11 @@
 //               group's aggregates read and two chunk walks. Each chunk also writes a row of
 //               parameter-gradient partial sums (read back once), and each tile costs the SMs a
 //               fixed DeviceSpec::tileOverhead, which both favour longer chunks.
-// Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead, chunked also
-// + the tiles' fixed costs + the last tiles' walks of their chunk (measured on an H200: at B=8
-// T=16384 minGRU is fastest with chunks of 128 steps, 1.94 ms forward+backward against 2.49 with 16
-// and 2.13 with 512); the chunk
-// length is the best power of two from 16 steps; chunked wins only when 10% faster.
+// Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead; chunked, the
+// last tiles' walks of their chunk are added to the traffic's time and the tiles' fixed costs to
+// the total (measured on an H200: at B=8 T=16384 minGRU is fastest with chunks of 128 steps, 1.94
+// ms forward+backward against 2.49 with 16 and 2.13 with 512). The chunk length is the best power
+// of two from 16 steps; chunked wins only when 10% faster.
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
 // holds one chunk of them per thread in shared memory, so L <= 48 KiB / (bytes per step of a
 // block); the sequential strategy then uses L = min(64, that bound), otherwise L = T.
