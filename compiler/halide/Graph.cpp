@@ -148,12 +148,15 @@ std::vector<std::vector<int>> Graph::carriedBy(int a, int b, DimMask stateDims, 
   std::map<int, size_t> groupOfCore;
   for (int id : carried) {
     int core = coreOf(id);
-    auto [it, fresh] = groupOfCore.emplace(core, groups.size());
-    if (core < 0 || fresh) {
+    if (core < 0) {
       groups.push_back({id});
-    } else {
-      groups[it->second].push_back(id);
+      continue;
     }
+    auto [it, fresh] = groupOfCore.emplace(core, groups.size());
+    if (fresh)
+      groups.push_back({id});
+    else
+      groups[it->second].push_back(id);
   }
   return groups;
 }
