@@ -15,7 +15,10 @@ int Graph::number(Value v, const Body &body) {
   Node node;
   node.perStep = !body.invariants.contains(op);
   int id;
-  if (llvm::isa<scan::InputOp, scan::ParamOp, scan::PrevOp, scan::SavedOp, scan::UpdateOp>(op)) {
+  auto sigmoid = llvm::dyn_cast<scan::SigmoidOp>(op);
+  if (int ratio = sigmoid ? softplusRatioOf(sigmoid, body) : -1; ratio >= 0) {
+    id = ratio;
+  } else if (llvm::isa<scan::InputOp, scan::ParamOp, scan::PrevOp, scan::SavedOp, scan::UpdateOp>(op)) {
     node.leaf = body.leaf(op);
     node.dims = body.dims.of(v);
     id = add(leafIds_, node.leaf, node);
@@ -57,6 +60,19 @@ int Graph::sigmoidOf(mlir::Operation *g, int operand, DimMask dims) {
   return add(opIds_, "scan.sigmoid %" + std::to_string(operand), n);
 }
 
+int Graph::softplusRatioOf(scan::SigmoidOp sigmoid, const Body &body) {
+  std::optional<std::pair<Value, Value>> ab = scan::softplusDifference(sigmoid);
+  if (!ab) return -1;
+  int a = number(ab->first, body), b = number(ab->second, body);
+  Node n;
+  n.op = sigmoid;
+  n.softplusRatio = true;
+  n.operands = {a, b};
+  n.dims = body.dims.of(sigmoid.getResult());
+  n.perStep = !body.invariants.contains(sigmoid);
+  return add(opIds_, "scan.sigmoid.softplus_ratio %" + std::to_string(a) + " %" + std::to_string(b), n);
+}
+
 void Graph::markRoot(int id, int root, DimMask loops, bool scanRoot) {
   Node &n = nodes_[id];
   bool fresh = n.roots.insert(root).second;
@@ -95,8 +111,12 @@ bool Graph::reads(int id, int target) const {
 int Graph::coreOf(int id) const {
   const Node &n = nodes_[id];
   if (!n.op || !(n.sigmoidOnly || llvm::isa<scan::SigmoidOp, scan::SoftplusOp>(n.op))) return -1;
-  const Node &operand = nodes_[n.operands[0]];
-  return operand.op && llvm::isa<mlir::arith::NegFOp>(operand.op) ? operand.operands[0] : n.operands[0];
+  return magnitudeOf(n.softplusRatio ? std::min(n.operands[0], n.operands[1]) : n.operands[0]);
+}
+
+int Graph::magnitudeOf(int id) const {
+  const Node &n = nodes_[id];
+  return n.op && llvm::isa<mlir::arith::NegFOp>(n.op) ? n.operands[0] : id;
 }
 
 void Graph::collect(int id, std::set<int> &seen) const {

@@ -43,6 +43,9 @@ struct Node {
   scan::DimMask loops = 0;     // the dimensions of the loops it is evaluated in
   bool feedsScan = false;      // read by a state update
   bool sigmoidOnly = false;    // the sigmoid inside g(x), shared with an explicit sigmoid(x)
+  // sigmoid(softplus(a) - softplus(b)) over operands {a, b} (scan::softplusDifference): minLSTM's
+  // normalised gate f / (f + i), lowered as one quotient without softplus's logarithms.
+  bool softplusRatio = false;
 };
 
 class Graph {
@@ -66,9 +69,13 @@ class Graph {
   // evaluated inside loops over dimensions they do not have.
   void decide();
   bool materialized(int id) const { return stored_[id]; }
-  // The y of sigmoid(±y) and softplus(±y), which Lowering builds from one exp(-|y|); -1 for other
+  // The y of sigmoid(±y) and softplus(±y), which Lowering builds from one exp(-|y|); for
+  // sigmoid(softplus(±a) - softplus(±b)), the y of whichever of a and b was numbered first (the
+  // gate and its complement swap them), so both, and sigmoid(±y), are built together; -1 for other
   // nodes.
   int coreOf(int id) const;
+  // y for a node -y, else the node itself: exp(-|y|) is built from y, shared by both signs.
+  int magnitudeOf(int id) const;
 
   // The nodes a state's scan produces itself, as further values of its update (a Tuple), instead
   // of a loop nest of their own that writes them for later loop nests to read back: the stored
@@ -84,6 +91,8 @@ class Graph {
   template <class Key>
   int add(std::map<Key, int> &ids, const Key &key, const Node &node);
   int sigmoidOf(mlir::Operation *g, int operand, scan::DimMask dims);
+  // The node of `sigmoid` when it is sigmoid(softplus(a) - softplus(b)), else -1.
+  int softplusRatioOf(scan::SigmoidOp sigmoid, const Body &body);
   bool reads(int id, int target) const;
   void collect(int id, std::set<int> &seen) const;
 

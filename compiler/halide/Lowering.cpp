@@ -118,6 +118,10 @@ Expr Lowering::compute(int id) {
   auto magnitudeOf = [&] { return expr(g_.coreOf(id)); };
   auto sigmoid = [&] { return cpu::sigmoid(magnitudeOf(), negated()); };
   if (n.sigmoidOnly) return sigmoid();
+  if (n.softplusRatio) {
+    auto [a, b] = std::make_pair(n.operands[0], n.operands[1]);
+    return cpu::sigmoidOfSoftplusDifference(expr(a), expr(g_.magnitudeOf(a)), expr(b), expr(g_.magnitudeOf(b)));
+  }
   return llvm::TypeSwitch<mlir::Operation *, Expr>(n.op)
       .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> Expr {
         // strict_float hides the literal from the simplifier's constant patterns, which treat floats

@@ -81,6 +81,17 @@ Expr sigmoid(Expr x, bool negated) {
   return Halide::select(positive, 1.0f, e) / (1.0f + e);
 }
 
+Expr sigmoidOfSoftplusDifference(Expr a, Expr aMagnitude, Expr b, Expr bMagnitude) {
+  // 1 + e^a = e^max(a, 0) (1 + exp(-|a|)), likewise for b: with d = max(b, 0) - max(a, 0), the
+  // quotient is pa / (pa + pb e^d), pa = 1 + exp(-|a|) and pb = 1 + exp(-|b|) in [1, 2]; the larger
+  // scale divides out, leaving exp(-|d|) <= 1 on the smaller side. A NaN in a or b reaches pa or pb.
+  Expr pa = 1.0f + cpu::expMinusMagnitude(aMagnitude), pb = 1.0f + cpu::expMinusMagnitude(bMagnitude);
+  Expr d = Halide::max(b, 0.0f) - Halide::max(a, 0.0f), e = cpu::expMinusMagnitude(d);
+  Expr bLarger = d > 0.0f;
+  Expr num = Halide::select(bLarger, pa * e, pa);
+  return num / (num + Halide::select(bLarger, pb, pb * e));
+}
+
 Expr log(Expr x) {
   // x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172.
   Expr subnormal = x < 1.17549435e-38f;

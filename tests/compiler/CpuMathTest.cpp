@@ -81,6 +81,53 @@ recurrence math(x[d], p[d]) -> y[d], z[d], w[d], u[d], v[d] {
   for (const ErrorStats *stats : {&e, &l, &s, &g}) EXPECT_LE(std::fabs(stats->bias()), 1e-8);
 }
 
+// minLSTM's normalised gates, sigmoid(softplus(a) - softplus(b)) and its complement, are one quotient
+// (1 + e^a) / ((1 + e^a) + (1 + e^b)) without logarithms (compiler/halide/Math.cpp): within a few
+// ulp of float64 and unbiased, with a and b from both tails (where softplus(a) - softplus(b) loses
+// digits to cancellation) to near each other.
+TEST(CpuMath, SigmoidOfSoftplusDifferenceIsOneAccurateQuotient) {
+  const int64_t d = 1000, T = 1000;
+  CompiledModule module = compileModuleSource("gates.scan", R"(
+recurrence gates(a[d], b[d]) -> u[d], v[d] {
+  r = softplus(a) - softplus(b)
+  s = 0.5 * s + a
+  u = sigmoid(r) + 0 * s
+  v = sigmoid(-r)
+}
+)");
+  Recurrence rec = module.recurrence();
+  std::mt19937_64 gen(13);
+  std::uniform_real_distribution<float> wide(-90.0f, 90.0f), near(-0.5f, 0.5f);
+  std::vector<float> a(T * d), b(T * d), u(T * d), v(T * d);
+  for (int64_t i = 0; i < T * d; ++i) {
+    a[i] = wide(gen);
+    b[i] = i % 2 ? wide(gen) : a[i] + near(gen);  // half of the pairs close together
+  }
+  std::vector<int64_t> shape = {1, T, d};
+  rec.forward({{"a", {a.data(), shape}}, {"b", {b.data(), shape}}}, {}, {},
+              {{"u", {u.data(), shape}}, {"v", {v.data(), shape}}}, {}, nullptr);
+  ErrorStats g;
+  // Where exp(-|d|) nears the smallest normal float (its lower clamp, Numerics.h), the quotient's
+  // numerator does too, and a value below 2^-120 has an absolute error of up to two of them.
+  const long double smallest = std::ldexp(1.0L, -120);
+  double tinyError = 0;
+  auto check = [&](float got, long double want, float argument) {
+    if (want >= smallest) g.add(got, static_cast<double>(want), argument);
+    else tinyError = std::max(tinyError, std::fabs(got - static_cast<double>(want)));
+  };
+  for (int64_t i = 0; i < T * d; ++i) {
+    // (1 + e^a) / ((1 + e^a) + (1 + e^b)) in long double: no overflow below 90.
+    long double pa = 1 + std::exp(static_cast<long double>(a[i])), pb = 1 + std::exp(static_cast<long double>(b[i]));
+    check(u[i], pa / (pa + pb), a[i]);
+    check(v[i], pb / (pa + pb), a[i]);
+  }
+  std::printf("[ math ] sigmoid(softplus(a) - softplus(b)), %zu values: max %.2f ulp (at a = %g), bias %.2e; "
+              "below 2^-120: absolute error %.2g\n", g.n, g.maxUlps, g.worst, g.bias(), tinyError);
+  EXPECT_LE(g.maxUlps, 4.0);
+  EXPECT_LE(std::fabs(g.bias()), 1e-8);
+  EXPECT_LE(tinyError, 2 * 1.17549435e-38);
+}
+
 // Decays close to 1 are exponentials of small negative numbers: a bias there compounds over
 // every step of a long sequence (issue found at T = 10^5 with decay 1 - 1e-4).
 TEST(CpuMath, ExpNearZeroIsUnbiased) {

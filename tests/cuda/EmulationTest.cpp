@@ -266,6 +266,70 @@ extern "C" __global__ void __launch_bounds__(128) gates(const float *x, float *o
   std::cout << "[ prelude ] worst ulps: sigmoid " << worst[0] << ", softplus " << worst[1] << ", g " << worst[2] << "\n";
 }
 
+// minLSTM's gate sigmoid(softplus(a) - softplus(b)), one quotient in the prelude, against float64
+// on a grid of (a, b) from -100 to 100 and with infinities and NaN: within 4 ulp where the result
+// is at least 2^-120 (below, within two smallest normal floats: exp(-|d|) stops there), never
+// above 1, finite for finite arguments, NaN from NaN only.
+TEST(PreludeMath, SoftplusDifferenceGateIsOneQuotient) {
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::ModuleSource source{"ratio.cu", cuda::cudaPrelude() + R"(
+extern "C" __global__ void __launch_bounds__(128) ratio(const float *a, const float *b, float *out, int n) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i < n) out[i] = sf_sigmoid_softplus_difference(a[i], b[i]);
+}
+)", {}, {{"ratio", 4}}};
+  std::unique_ptr<cuda::LoadedModule> module = device->load(source);
+  std::vector<float> values;
+  for (int i = -400; i <= 400; ++i) values.push_back(static_cast<float>(i) * 0.25f + 0.0625f * static_cast<float>(i % 3));
+  for (float v : {0.0f, -0.0f, 1e4f, -1e4f, INFINITY, -INFINITY, NAN}) values.push_back(v);
+  std::vector<float> a, b;
+  for (float x : values)
+    for (float y : values) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  int n = static_cast<int>(a.size());
+  cuda::DeviceBuffer aBuf(*device, a.size() * 4), bBuf(*device, b.size() * 4), out(*device, a.size() * 4);
+  device->upload(aBuf.get(), a.data(), a.size() * 4);
+  device->upload(bBuf.get(), b.data(), b.size() * 4);
+  cuda::DevicePtr aPtr = aBuf.get(), bPtr = bBuf.get(), outPtr = out.get();
+  void *args[] = {&aPtr, &bPtr, &outPtr, &n};
+  cuda::LaunchConfig config;
+  config.grid[0] = static_cast<unsigned>((n + 127) / 128);
+  config.block = 128;
+  module->launch("ratio", config, args, 0);
+  std::vector<float> got(a.size());
+  device->download(got.data(), out.get(), got.size() * 4);
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::string at = "(" + std::to_string(a[i]) + ", " + std::to_string(b[i]) + ") = " + std::to_string(got[i]);
+    if (std::isnan(a[i]) || std::isnan(b[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << at;
+      continue;
+    }
+    if (a[i] == INFINITY && b[i] == INFINITY) {  // softplus(inf) - softplus(inf) is NaN in the language
+      EXPECT_TRUE(std::isnan(got[i])) << at;
+      continue;
+    }
+    ASSERT_FALSE(std::isnan(got[i])) << at;
+    EXPECT_LE(got[i], 1.0f) << at;
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
+    EXPECT_TRUE(std::isfinite(got[i])) << at;
+    // (1 + e^a) / ((1 + e^a) + (1 + e^b)), scaled by e^-max(a, b, 0) so that nothing overflows.
+    long double m = std::max({static_cast<long double>(a[i]), static_cast<long double>(b[i]), 0.0L});
+    long double pa = std::exp(-m) + std::exp(a[i] - m), pb = std::exp(-m) + std::exp(b[i] - m);
+    double want = static_cast<double>(pa / (pa + pb));
+    if (want < std::ldexp(1.0, -120)) {
+      EXPECT_NEAR(got[i], want, 2 * 1.17549435e-38) << at;
+      continue;
+    }
+    double ulps = std::fabs(got[i] - want) / std::ldexp(1.0, std::ilogb(static_cast<float>(want)) - 23);
+    worst = std::max(worst, ulps);
+    EXPECT_LE(ulps, 4.0) << at << ", float64 " << want;
+  }
+  std::cout << "[ prelude ] sigmoid(softplus(a) - softplus(b)): worst " << worst << " ulp over " << n << " pairs\n";
+}
+
 // The emulator itself: shuffles exchange values between the concurrently running lanes of a warp,
 // and a lane that skips a shuffle fails the launch instead of hanging it.
 TEST(EmulatedBackend, ShufflesExchangeAndDivergenceFails) {

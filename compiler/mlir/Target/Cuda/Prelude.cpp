@@ -50,7 +50,7 @@ __device__ __forceinline__ float sf_exp(float x) {
          floatLiteral(scan::kExpArgMax) + R"());
 }
 // 1/x by MUFU.RCP (PTX rcp.approx.f32: within 1 ulp), for denominators the caller knows to be
-// in [1, 3]: no IEEE division with its slow-path call and branches. The emulator defines it on the
+// in [1, 4]: no IEEE division with its slow-path call and branches. The emulator defines it on the
 // host with that error (tools/gpu/emulator/kernel/CudaEmulation.h).
 #ifdef __CUDA_ARCH__
 __device__ __forceinline__ float sf_rcp_approx(float x) {
@@ -72,6 +72,19 @@ __device__ __forceinline__ float sf_log1p_unit(float e) {
 }
 __device__ __forceinline__ float sf_softplus(float x) {
   return fmaxf(x, 0.0f) + sf_log1p_unit(expf(-fabsf(x)));  // NaN: the exp is NaN
+}
+// sigmoid(softplus(a) - softplus(b)) (minLSTM's gates, scan::softplusDifference) as one quotient,
+// (1 + e^a) / ((1 + e^a) + (1 + e^b)) = pa / (pa + pb e^d) with pa = 1 + exp(-|a|) and pb = 1 +
+// exp(-|b|) in [1, 2], d = max(b, 0) - max(a, 0): the larger scale divides out, exp(-|d|) <= 1 goes
+// to the smaller side, and the denominator lies in [1, 4]. No logarithm, no cancellation; the CPU
+// backend computes the same (compiler/halide/Math.cpp). NaN: pa or pb, so num or den, is NaN.
+__device__ __forceinline__ float sf_sigmoid_softplus_difference(float a, float b) {
+  const float pa = 1.0f + expf(-fabsf(a)), pb = 1.0f + expf(-fabsf(b));
+  const float d = fmaxf(b, 0.0f) - fmaxf(a, 0.0f), e = expf(-fabsf(d));
+  const float num = d > 0.0f ? pa * e : pa, den = num + (d > 0.0f ? pb : pb * e);
+  // num / den from the approximate reciprocal and one correction (two FMAs, no division).
+  const float r = sf_rcp_approx(den), q0 = num * r, q = fmaf(fmaf(-den, q0, num), r, q0);
+  return q > 1.0f ? 1.0f : q;
 }
 __device__ __forceinline__ float sf_g(float x) { return x >= 0.0f ? x + 0.5f : sf_sigmoid(x); }
 // NaN-propagating, like arith.maximumf / arith.minimumf.

@@ -10,10 +10,33 @@ namespace scanforge::cuda {
 
 namespace {
 
+namespace arith = mlir::arith;
+namespace math = mlir::math;
+
+bool isSoftplusDifference(mlir::Operation *op) {
+  auto sigmoid = llvm::dyn_cast<scan::SigmoidOp>(op);
+  return sigmoid && scan::softplusDifference(sigmoid);
+}
+
+// The softplus values, their difference and its negation that only sigmoid(softplus(a) -
+// softplus(b)) reads: the prelude computes that from a and b, and NVRTC drops them.
+bool absorbed(mlir::Operation *op) {
+  auto readers = [&](auto &&pred) {
+    return !op->use_empty() && llvm::all_of(op->getUsers(), [&](mlir::Operation *u) { return pred(u); });
+  };
+  if (llvm::isa<arith::NegFOp>(op))
+    return op->getOperand(0).getDefiningOp<arith::SubFOp>() && readers(isSoftplusDifference);
+  if (llvm::isa<arith::SubFOp>(op))
+    return readers([](mlir::Operation *u) { return isSoftplusDifference(u) || (llvm::isa<arith::NegFOp>(u) && absorbed(u)); });
+  if (llvm::isa<scan::SoftplusOp>(op))
+    return readers([](mlir::Operation *u) { return llvm::isa<arith::SubFOp>(u) && absorbed(u); });
+  return false;
+}
+
 // Instructions of one element of `op` as the prelude and NVRTC compute it (MUFU counted as 4).
 int costOf(mlir::Operation *op) {
-  namespace arith = mlir::arith;
-  namespace math = mlir::math;
+  if (absorbed(op)) return 0;
+  if (isSoftplusDifference(op)) return 30;  // three expf, MUFU.RCP, selects
   return llvm::TypeSwitch<mlir::Operation *, int>(op)
       .Case<arith::ConstantOp>([](auto) { return 0; })
       .Case<arith::DivFOp>([](auto) { return 10; })                        // IEEE division's fast path

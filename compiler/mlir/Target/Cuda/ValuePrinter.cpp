@@ -151,7 +151,11 @@ std::string ValuePrinter::mathExpr(mlir::Operation *op) const {
       .Case<math::TanhOp>([&](auto) { return call("tanhf"); })
       .Case<math::SqrtOp>([&](auto) { return call("sqrtf"); })
       .Case<math::AbsFOp>([&](auto) { return call("fabsf"); })
-      .Case<scan::SigmoidOp>([&](auto) { return call("sf_sigmoid"); })
+      .Case<scan::SigmoidOp>([&](scan::SigmoidOp sigmoid) {
+        if (auto ab = scan::softplusDifference(sigmoid))  // its softplus and subtraction are left dead
+          return "sf_sigmoid_softplus_difference(" + element(ab->first) + ", " + element(ab->second) + ")";
+        return call("sf_sigmoid");
+      })
       .Case<scan::SoftplusOp>([&](auto) { return call("sf_softplus"); })
       .Case<scan::GOp>([&](auto) { return call("sf_g"); });
 }

@@ -30,6 +30,18 @@ void registerScanDialects(DialectRegistry &registry) {
 
 // ---- op verifiers ----
 
+std::optional<std::pair<Value, Value>> softplusDifference(SigmoidOp sigmoid) {
+  Value x = sigmoid.getOperand();
+  auto neg = x.getDefiningOp<arith::NegFOp>();
+  if (neg) x = neg.getOperand();
+  auto sub = x.getDefiningOp<arith::SubFOp>();
+  auto a = sub ? sub.getLhs().getDefiningOp<SoftplusOp>() : nullptr;
+  auto b = sub ? sub.getRhs().getDefiningOp<SoftplusOp>() : nullptr;
+  if (!a || !b) return std::nullopt;
+  if (neg) return std::make_pair(b.getOperand(), a.getOperand());
+  return std::make_pair(a.getOperand(), b.getOperand());
+}
+
 static LogicalResult verifyDimList(Operation *op, ArrayAttr dims) {
   std::set<StringRef> seen;
   for (Attribute attr : dims) {

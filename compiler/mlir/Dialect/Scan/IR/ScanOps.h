@@ -20,4 +20,9 @@ namespace scanforge::scan {
 // Registers the dialects a scan module may contain (scan, arith, math) with a registry.
 void registerScanDialects(mlir::DialectRegistry &registry);
 
+// (a, b) when `sigmoid` is sigmoid(softplus(a) - softplus(b)), or sigmoid(-(softplus(b) -
+// softplus(a))): minLSTM's normalised gate f / (f + i). Backends compute it as one quotient,
+// (1 + e^a) / ((1 + e^a) + (1 + e^b)), without the logarithms or their cancellation (docs/dsl.md).
+std::optional<std::pair<mlir::Value, mlir::Value>> softplusDifference(SigmoidOp sigmoid);
+
 }  // namespace scanforge::scan
