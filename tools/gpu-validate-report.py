@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes tools/gpu-validate.sh's report, REPORT.{md,json}, from what it left in its logs
 directory: ctest.xml (ctest --output-junit), bench.json and bench.md (scan-gpu-bench --json and its
-table), bench.err. Standard library only: the GPU machine may have nothing else."""
+table), bench.err; with --bf16-bench-rc also the bf16 package's bench-bf16.{json,md,err} and
+goldens-bf16.log (scan-package-run). Standard library only: the GPU machine may have nothing else."""
 import argparse
 import datetime
 import json
@@ -42,6 +43,15 @@ def tests_from_junit(path):
     return cases
 
 
+def bench_section(rc, table, err):
+    if rc == 0:
+        return ["Measured on this GPU; the column \"predicted (model)\" is the performance model's prediction "
+                "(docs/cuda.md), not a measurement.", "", table.rstrip()]
+    if rc == 77:
+        return ["No GPU: nothing was measured.", "", "```", (table + err).rstrip(), "```"]
+    return ["The benchmark failed:", "", "```", err.rstrip(), "```"]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--package", required=True)
@@ -49,8 +59,11 @@ def main():
     parser.add_argument("--tests-rc", type=int, required=True)
     parser.add_argument("--bench-rc", type=int, required=True)
     parser.add_argument("--peers", required=True)
+    parser.add_argument("--bf16-goldens-rc", type=int, help="scan-package-run on PACKAGE/bf16 (absent: no bf16 package)")
+    parser.add_argument("--bf16-bench-rc", type=int, help="scan-gpu-bench on PACKAGE/bf16")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    bf16 = args.bf16_bench_rc is not None
 
     gpu = command_output("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader")
     repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,6 +74,11 @@ def main():
     bench_table = read(os.path.join(args.logs, "bench.md")) or ""
     bench_err = (read(os.path.join(args.logs, "bench.err")) or "")[-4000:]
     predictions = os.path.join(args.package, "predictions.json")
+    if bf16:
+        bench_bf16 = json.loads(read(os.path.join(args.logs, "bench-bf16.json")) or "null")
+        bench_bf16_table = read(os.path.join(args.logs, "bench-bf16.md")) or ""
+        bench_bf16_err = (read(os.path.join(args.logs, "bench-bf16.err")) or "")[-4000:]
+        goldens_bf16 = (read(os.path.join(args.logs, "goldens-bf16.log")) or "")[-8000:]
 
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -73,6 +91,9 @@ def main():
         "tests": {"exit_code": args.tests_rc, "cases": tests},
         "bench": {"exit_code": args.bench_rc, "peers": args.peers, "result": bench, "stderr": bench_err},
     }
+    if bf16:
+        result["bf16"] = {"goldens": {"exit_code": args.bf16_goldens_rc, "output": goldens_bf16},
+                          "bench": {"exit_code": args.bf16_bench_rc, "result": bench_bf16, "stderr": bench_bf16_err}}
     with open(args.out + ".json", "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
@@ -98,13 +119,13 @@ def main():
         if t["status"] == "failed":
             lines += ["", f"### {t['name']} (failed)", "", "```", t["output"].rstrip(), "```"]
     lines += ["", f"## scan-gpu-bench (exit {args.bench_rc}); peers: {args.peers}", ""]
-    if args.bench_rc == 0:
-        lines += ["Measured on this GPU; the column \"predicted (model)\" is the performance model's prediction "
-                  "(docs/cuda.md), not a measurement.", "", bench_table.rstrip()]
-    elif args.bench_rc == 77:
-        lines += ["No GPU: nothing was measured.", "", "```", (bench_table + bench_err).rstrip(), "```"]
-    else:
-        lines += ["The benchmark failed:", "", "```", bench_err.rstrip(), "```"]
+    lines += bench_section(args.bench_rc, bench_table, bench_err)
+    if bf16:
+        lines += ["", f"## The bf16 package (PACKAGE/bf16, scanc --bf16-ports): golden vectors (exit "
+                  f"{args.bf16_goldens_rc}), scan-gpu-bench (exit {args.bf16_bench_rc})", ""]
+        if args.bf16_goldens_rc not in (0, 77):
+            lines += ["scan-package-run failed:", "", "```", goldens_bf16.rstrip(), "```", ""]
+        lines += bench_section(args.bf16_bench_rc, bench_bf16_table, bench_bf16_err)
     with open(args.out + ".md", "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -7,7 +7,9 @@
 #   2. runs the tests labelled gpu: the driver smoke test, the package's golden vectors, the
 #      benchmark's smoke;
 #   3. runs scan-gpu-bench on the package with the model's predictions and, where PyTorch sees the
-#      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own);
+#      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own); and,
+#      when the package has one, on its bf16 package PACKAGE_DIR/bf16 (the same models with bf16
+#      ports, scanc --bf16-ports), after checking that package's golden vectors (scan-package-run);
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
 # usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
@@ -82,12 +84,28 @@ echo "gpu-validate: scan-gpu-bench ${bench_args[*]}" >&2
 "$build/bin/scan-gpu-bench" "${bench_args[@]}" >"$logs/bench.md" 2>"$logs/bench.err"
 bench_rc=$?
 
+# 3b. The bf16 package: its golden vectors, then its timings (no peers: they compute in f32).
+bf16_args=()
+bf16_ok=1
+if [ -f "$package/bf16/manifest.json" ]; then
+  echo "gpu-validate: scan-package-run $package/bf16" >&2
+  "$build/bin/scan-package-run" "$package/bf16" >"$logs/goldens-bf16.log" 2>&1
+  goldens_bf16_rc=$?
+  bf16_bench=("$package/bf16" --json "$logs/bench-bf16.json")
+  [ -f "$package/bf16/predictions.json" ] && bf16_bench+=(--predictions "$package/bf16/predictions.json")
+  echo "gpu-validate: scan-gpu-bench ${bf16_bench[*]}" >&2
+  "$build/bin/scan-gpu-bench" "${bf16_bench[@]}" >"$logs/bench-bf16.md" 2>"$logs/bench-bf16.err"
+  bench_bf16_rc=$?
+  bf16_args=(--bf16-goldens-rc "$goldens_bf16_rc" --bf16-bench-rc "$bench_bf16_rc")
+  for rc in "$goldens_bf16_rc" "$bench_bf16_rc"; do [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || bf16_ok=0; done
+fi
+
 # 4. The report.
 python3 tools/gpu-validate-report.py --package "$package" --logs "$logs" --tests-rc "$tests_rc" \
-  --bench-rc "$bench_rc" --peers "$peers" --out "$report" || fail "writing the report failed"
+  --bench-rc "$bench_rc" --peers "$peers" "${bf16_args[@]}" --out "$report" || fail "writing the report failed"
 echo "gpu-validate: wrote ${report}.md and ${report}.json" >&2
 if [ "$bench_rc" -eq 77 ]; then
   echo "gpu-validate: no GPU here (the GPU tests were skipped); nothing was measured" >&2
   exit 77
 fi
-[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] || exit 1
+[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] && [ "$bf16_ok" -eq 1 ] || exit 1

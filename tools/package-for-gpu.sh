@@ -5,6 +5,9 @@
 #   OUT_DIR/source-commit      the commit the kernels were generated from
 #   OUT_DIR/predictions.json   the performance model's prediction for every case scan-gpu-bench
 #                              times (its --list-cases), from scanc --gpu-model --predictions
+#   OUT_DIR/bf16/       minGRU and minLSTM with every port stored as bf16 (scanc --bf16-ports): a
+#                       package of its own (the recurrences keep their names), with its goldens,
+#                       source-commit and predictions.json
 #   OUT_DIR/deps/       CMake packages the GPU machine may lack (it has no apt): nlohmann-json and
 #                       CLI11 (headers) and GoogleTest (sources), copied from this machine's Debian
 #                       packages; gpu-validate.sh puts them first on CMake's search path.
@@ -31,11 +34,23 @@ git diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 echo "$commit" >"$out/source-commit"
 
 # The model's prediction for each case the benchmark times (same cases, same shapes, same keys).
-rm -f "$out/predictions.json"
-"$build/bin/scan-gpu-bench" "$out" --list-cases | while read -r recurrence shape; do
-  echo "package-for-gpu: predicting $recurrence at $shape" >&2
-  "$build/bin/scanc" --gpu-model "models/$recurrence.scan" --shape "$shape" --predictions "$out/predictions.json" >/dev/null
-done
+# usage: predict PACKAGE [SCANC_OPTION...]
+predict() {
+  local package=$1
+  shift
+  rm -f "$package/predictions.json"
+  "$build/bin/scan-gpu-bench" "$package" --list-cases | while read -r recurrence shape; do
+    echo "package-for-gpu: predicting $recurrence at $shape $*" >&2
+    "$build/bin/scanc" "$@" --gpu-model "models/$recurrence.scan" --shape "$shape" \
+      --predictions "$package/predictions.json" >/dev/null
+  done
+}
+predict "$out"
+
+# The bf16 package: the same benchmark cases with bf16 activations (tools/gpu-validate.sh times it).
+"$build/bin/scanc" --bf16-ports --emit-package "$out/bf16" models/mingru.scan models/minlstm.scan
+echo "$commit" >"$out/bf16/source-commit"
+predict "$out/bf16" --bf16-ports
 
 # Build dependencies, for a GPU machine without Debian's packages.
 deps="$out/deps"
@@ -50,4 +65,4 @@ for header_dir in nlohmann CLI; do
 done
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$deps/prefix/share/cmake/"
 cp -r /usr/src/googletest "$deps/googletest-src"
-echo "package-for-gpu: wrote $out (kernel package, predictions.json, deps/); on the GPU machine: tools/gpu-validate.sh $out" >&2
+echo "package-for-gpu: wrote $out (kernel package, predictions.json, bf16/, deps/); on the GPU machine: tools/gpu-validate.sh $out" >&2

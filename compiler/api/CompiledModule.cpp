@@ -18,6 +18,14 @@ double secondsSince(std::chrono::steady_clock::time_point begin) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
+// CompileOptions::bf16Ports, on the lowered module (forward recurrences only: the pipeline gives the
+// generated backwards their ports' storage from these).
+void storePortsAsBf16(mlir::ModuleOp module) {
+  mlir::TypeAttr bf16 = mlir::TypeAttr::get(mlir::BFloat16Type::get(module.getContext()));
+  module.walk([&](scan::InputOp in) { in.setStorageAttr(bf16); });
+  module.walk([&](scan::OutputOp out) { out.setStorageAttr(bf16); });
+}
+
 }  // namespace
 
 std::vector<scan::RecurrenceOp> CompiledModule::Impl::forwards() const {
@@ -81,6 +89,7 @@ CompiledModule buildModule(const std::string &name, const std::string &source, c
     if (hooks.diagnostics) *hooks.diagnostics << dslErrors.str();
     impl->fail(hooks.diagnostics ? "" : dslErrors.str());
   }
+  if (options.bf16Ports) storePortsAsBf16(*impl->module);
   if (options.verbose)
     std::fprintf(stderr, "scanforge: parsed, checked and lowered %s in %.3f s\n", name.c_str(), secondsSince(begin));
   if (hooks.checked) hooks.checked(ast);

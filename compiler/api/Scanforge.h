@@ -63,6 +63,9 @@ struct CompileOptions {
   // ones, its final states are the product of a over the call's steps: what context parallelism
   // carries between devices (docs/context-parallel.md).
   bool transitions = false;
+  // Store every input and output port as bf16, as if each were declared `: bf16` (states and
+  // arithmetic stay f32): the same file compiled for bf16 activations (scanc --bf16-ports).
+  bool bf16Ports = false;
 };
 
 // The .scan file has errors; what() holds the rendered diagnostics.

@@ -49,6 +49,28 @@ TEST(CompiledModule, AmbiguousOrUnknownRecurrenceIsACompileError) {
   EXPECT_THROW(compileSource("two.scan", kTwo, options), CompileError);
 }
 
+// CompileOptions::bf16Ports (scanc --bf16-ports) compiles the file the declared-bf16 one does: the
+// same IR, forward and generated backward, and the signature's ports are bf16.
+TEST(CompiledModule, Bf16PortsCompileAsIfDeclaredBf16) {
+  CompileOptions options;
+  options.bf16Ports = true;
+  CompiledModule overridden = compileModuleSource("two.scan", kTwo, options);
+  CompiledModule declared = compileModuleSource("two.scan", R"(
+recurrence first(x[d]: bf16) -> h[d]: bf16 {
+  h = 0.5 * h + x
+}
+recurrence second(x[d]: bf16; p[d]) -> s[d]: bf16 {
+  s = sigmoid(p) * s + x
+}
+)");
+  EXPECT_EQ(overridden.scanIR(), declared.scanIR());
+  EXPECT_NE(overridden.scanIR(), compileModuleSource("two.scan", kTwo).scanIR());
+  Recurrence second = overridden.recurrence("second");
+  EXPECT_EQ(second.signature().inputs[0].type, ElemType::BF16);
+  EXPECT_EQ(second.signature().outputs[0].type, ElemType::BF16);
+  EXPECT_EQ(second.signature().params[0].type, ElemType::F32);  // parameters stay f32
+}
+
 TEST(CompiledModule, DslErrorsAreRenderedDiagnostics) {
   std::string error = errorOf([] { compileModuleSource("bad.scan", "recurrence f(x[d]) -> h[d] {\n  h = sigmod(x) * h\n}\n"); });
   EXPECT_NE(error.find("bad.scan:2:7: error: unknown function 'sigmod'"), std::string::npos) << error;

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """tools/gpu-validate-report.py on logs as tools/gpu-validate.sh leaves them (gpu-validate-logs/: a
 JUnit file from ctest with a passed, a failed and a skipped test, and scan-gpu-bench's JSON and
-table from the H200 run of 2026-11-25, two rows kept): the report counts and lists the tests, shows
-the failed test's output, carries the benchmark's table and every row into the JSON, and says where
-the kernels came from. usage: gpu_validate_report_test.py REPORT_SCRIPT LOGS_DIR WORK_DIR"""
+table from the H200 run of 2026-11-25, two rows kept; bench-bf16.* and goldens-bf16.log: a made-up
+run of the bf16 package, in the tools' formats, with a failed golden): the report counts and lists
+the tests, shows the failed test's output, carries the benchmark's table and every row into the
+JSON, says where the kernels came from, and adds the bf16 package's section only when asked.
+usage: gpu_validate_report_test.py REPORT_SCRIPT LOGS_DIR WORK_DIR"""
 import json
 import os
 import shutil
@@ -47,6 +49,20 @@ def main():
     with open(out + ".md") as f:
         md = f.read()
     assert "| mingru | f32 | B=64 T=4096 d=1024 | sequential L=4096 | forward | 2.302 |" in md, md
+    assert "bf16 package" not in md and "bf16" not in json.load(open(out + ".json")), md
+
+    subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
+                    "--peers", "run", "--bf16-goldens-rc", "1", "--bf16-bench-rc", "0", "--out", out], check=True)
+    with open(out + ".md") as f:
+        md = f.read()
+    with open(out + ".json") as f:
+        report = json.load(f)
+    assert "golden vectors (exit 1), scan-gpu-bench (exit 0)" in md, md
+    assert "FAIL backward k.grad: relative error 3.00e-02 (bound 1.00e-02)" in md, md
+    assert "| mingru | bf16 | B=64 T=4096 d=1024 | sequential L=64 | forward | 1.500 |" in md, md
+    assert md.index("| mingru | f32 |") < md.index("| mingru | bf16 |"), md
+    assert report["bf16"]["goldens"]["exit_code"] == 1, report["bf16"]
+    assert [r["dtype"] for r in report["bf16"]["bench"]["result"]["rows"]] == ["bf16", "bf16"], report["bf16"]
     print("gpu-validate report: passed")
 
 

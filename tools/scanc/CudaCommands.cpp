@@ -94,11 +94,9 @@ int dumpCuda(const CompiledModule &module, bool source, bool ptx, const CudaOpti
   return ptx ? printPtx(recurrences, path, options) : kOk;
 }
 
-int emitPackage(const CudaOptions &options, const std::vector<std::string> &files, bool verbose) {
-  CompileOptions compileOptions;
-  compileOptions.verbose = verbose;
+int emitPackage(const CudaOptions &options, const std::vector<std::string> &files, const CompileOptions &compile) {
   std::vector<CompiledModule> modules;
-  for (const std::string &path : files) modules.push_back(compileModule(path, compileOptions));
+  for (const std::string &path : files) modules.push_back(compileModule(path, compile));
   try {
     std::cout << "scanc: " << writeKernelPackage(options.packageDir, modules) << "\n";
   } catch (const PackageError &e) {

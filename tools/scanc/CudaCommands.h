@@ -24,6 +24,6 @@ void addCudaOptions(CLI::App &app, CudaOptions &options);
 int dumpCuda(const CompiledModule &module, bool source, bool ptx, const CudaOptions &options);
 
 // Compiles `files` and writes their kernel package to options.packageDir.
-int emitPackage(const CudaOptions &options, const std::vector<std::string> &files, bool verbose);
+int emitPackage(const CudaOptions &options, const std::vector<std::string> &files, const CompileOptions &compile);
 
 }  // namespace scanforge::tools

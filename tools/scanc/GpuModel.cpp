@@ -244,7 +244,8 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
 
 }  // namespace
 
-int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch, const std::string &predictions) {
+int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch, const std::string &predictions,
+             const CompileOptions &compile) {
   const gpu::DeviceSpec *device = nullptr;
   cuda::Shape full;
   try {
@@ -271,7 +272,7 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
     std::cerr << "scanc: error: --gpu-model reads SASS: " << why << "\n";
     return kUserError;
   }
-  CompiledModule module = compileModule(path);  // CompileError: the caller reports it
+  CompiledModule module = compileModule(path, compile);  // CompileError: the caller reports it
   std::string errors;
   llvm::raw_string_ostream os(errors);
   mlir::FailureOr<cuda::KernelPackage> package = cuda::kernelPackage(module.impl().cudaKernels(), os);

@@ -9,9 +9,12 @@
 
 #include <string>
 
+#include "compiler/api/Scanforge.h"
+
 namespace scanforge::tools {
 
 // Returns scanc's exit code: 0, 1 for a user error (bad shape or arch, missing tools), 2 for a bug.
-int gpuModel(const std::string &path, const std::string &shape, const std::string &arch, const std::string &predictions);
+int gpuModel(const std::string &path, const std::string &shape, const std::string &arch, const std::string &predictions,
+             const CompileOptions &compile);
 
 }  // namespace scanforge::tools

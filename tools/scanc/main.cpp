@@ -107,7 +107,7 @@ std::vector<std::string> splitList(const std::string &list) {
 }
 
 int runDump(const std::vector<std::string> &stages, const std::vector<std::string> &files,
-            const tools::CudaOptions &cudaOptions, bool verbose) {
+            const tools::CudaOptions &cudaOptions, const CompileOptions &options) {
   std::set<std::string> want;
   for (const std::string &stage : stages) {
     if (std::find(kStages.begin(), kStages.end(), stage) == kStages.end()) {
@@ -118,8 +118,6 @@ int runDump(const std::vector<std::string> &stages, const std::vector<std::strin
     }
     want.insert(stage);
   }
-  CompileOptions options;
-  options.verbose = verbose;
   int status = kOk;
   for (const std::string &path : files) {
     // One parse, lowering and compile per file; every stage prints from it.
@@ -186,6 +184,10 @@ int run(int argc, char **argv) {
   tools::addCudaOptions(app, cudaOptions);
   bool verbose = false;
   app.add_flag("--verbose", verbose, "print the time of each stage (parse, compile, emission, JIT) on stderr");
+  bool bf16Ports = false;
+  app.add_flag("--bf16-ports", bf16Ports,
+               "store every input and output port as bf16, as if declared `: bf16` (states and arithmetic stay f32), "
+               "for --dump, --emit-package and --gpu-model");
   std::string gpuModelFile, gpuModelShape;
   auto *gpuModelOption = app.add_option("--gpu-model", gpuModelFile,
                                         "predict FILE's kernels on a GPU (--arch, default sm_90) at --shape, without one")
@@ -216,6 +218,9 @@ int run(int argc, char **argv) {
     return code == 0 ? kOk : kUserError;
   }
   if (*check) return runCheck(checkFiles);
+  CompileOptions compile;
+  compile.verbose = verbose;
+  compile.bf16Ports = bf16Ports;
   if (*runCmd) {
     try {
       return scanc::runAndCompare(runFile, runShape, runRecurrence, runSeed, verbose);
@@ -233,7 +238,7 @@ int run(int argc, char **argv) {
       return kUserError;
     }
     try {
-      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile);
+      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile, compile);
     } catch (const CompileError &e) {
       std::cerr << e.what();
       return std::string(e.what()).rfind("internal error", 0) == 0 ? kInternalError : kUserError;
@@ -245,13 +250,13 @@ int run(int argc, char **argv) {
   }
   if (!cudaOptions.packageDir.empty()) {
     try {
-      return tools::emitPackage(cudaOptions, files, verbose);
+      return tools::emitPackage(cudaOptions, files, compile);
     } catch (const CompileError &e) {
       std::cerr << e.what();
       return std::string(e.what()).rfind("internal error", 0) == 0 ? kInternalError : kUserError;
     }
   }
-  if (!dumpList.empty()) return runDump(splitList(dumpList), files, cudaOptions, verbose);
+  if (!dumpList.empty()) return runDump(splitList(dumpList), files, cudaOptions, compile);
   return runCheck(files);
 }
 
