@@ -96,6 +96,14 @@ constexpr int kChainGroup = 32;
 // while the sequential kernel ran 2.79 ms with 16 against 2.95 with 8 (docs/benchmarks.md).
 constexpr int kLoadBatchSteps = 16;       // sequential kernels
 constexpr int kChunkLoadBatchSteps = 8;   // chunked kernels
+// A recurrence with register dimensions (N floats per thread for each such value) loads a quarter
+// of those steps together, 4 and 2: with 8 in a chunked tile the selective SSM's backward spilled
+// 1.6 KB, with 4 0.6 KB (cuda_ptxas).
+constexpr int kRegisterDimsBatchDivisor = 4;
+inline int loadBatchSteps(bool chunked, bool registerDims) {
+  int steps = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
+  return registerDims ? steps / kRegisterDimsBatchDivisor : steps;
+}
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 // A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
 // or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,

@@ -32,7 +32,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double resident = std::min(threads, sms * d.threadsPerSm / 2);
   double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
   // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.
-  double batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
+  double batch = loadBatchSteps(chunked, r.registerDims);
   double hop = d.memoryLatency / batch + r.stepInstructions * d.aluCycles / d.clockHz;
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);

@@ -57,6 +57,7 @@ struct PlanRequest {
   // call runs blockThreads-channel tiles of every chunk, each with a fixed cost.
   int64_t blockThreads = 128, passes = 1;
   int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
+  bool registerDims = false;  // the layout has register dimensions: fewer steps per load batch (loadBatchSteps)
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;

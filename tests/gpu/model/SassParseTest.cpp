@@ -1,5 +1,6 @@
 // The SASS reader on hand-written nvdisasm text: functions, predicates, labels, access widths, the
-// hot loop (innermost of the loops that touch global memory, not the trap after EXIT), control
+// hot loop (innermost of the loops that touch global memory, one that stores before one that only
+// reads, not the trap after EXIT), control
 // bits (scoreboards) and the load waits of a loop, and the resource reports of ptxas -v and
 // cuobjdump -res-usage.
 #include <gtest/gtest.h>
@@ -73,6 +74,36 @@ TEST(Sass, ParsesFunctionsAndFindsTheTimeLoop) {
 
   EXPECT_FALSE(hotLoop(fns[1]));
   EXPECT_EQ(instructionMix(fns[1], 0, fns[1].instructions.size()).localAccesses, 1u);
+}
+
+// A chunked scan kernel: a carry loop that only reads (.L_x_1: the aggregates of the chunks before,
+// 32 bytes per iteration) beside the time loop that stores its outputs (.L_x_2: 8 bytes, with the
+// staged inputs read from shared memory). The storing loop is the hot loop.
+const char *kTwoLoopsSass = R"(	.target	sm_90
+//--------------------- .text.tile --------------------------
+.L_x_1:
+        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0010*/                   LDG.E.128 R8, desc[UR4][R12.64] ;
+        /*0020*/               @P0 BRA `(.L_x_1) ;
+.L_x_2:
+        /*0030*/                   LDG.E R14, desc[UR4][R6.64] ;
+        /*0040*/                   LDS.128 R16, [R20] ;
+        /*0050*/                   STS [R21], R14 ;
+        /*0060*/                   STG.E desc[UR4][R4.64], R14 ;
+        /*0070*/               @P1 BRA `(.L_x_2) ;
+        /*0080*/                   EXIT ;
+)";
+
+TEST(Sass, TheHotLoopIsTheOneThatStores) {
+  std::vector<SassFunction> fns = parseSass(kTwoLoopsSass);
+  ASSERT_EQ(fns.size(), 1u);
+  std::optional<SassLoop> loop = hotLoop(fns[0]);
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->begin, 3u);
+  EXPECT_EQ(loop->end, 7u);
+  InstructionMix body = instructionMix(fns[0], loop->begin, loop->end + 1);
+  EXPECT_EQ(body.globalBytes(), 8u);
+  EXPECT_EQ(body.sharedBytes, 20u);  // LDS.128 and STS
 }
 
 // nvdisasm -c -hex: the second line of each instruction holds its control bits. `ring` loads

@@ -23,6 +23,13 @@ uint64_t KernelTraffic::globalLaneBytes() const {
   return n;
 }
 
+uint64_t KernelTraffic::sharedLaneBytes() const {
+  uint64_t n = 0;
+  for (const InstructionTraffic &i : instructions)
+    if (i.shared) n += i.laneBytes;
+  return n;
+}
+
 double KernelTraffic::sectorsPerRequest() const {
   uint64_t r = requests(false, false) + requests(true, false);
   return r ? static_cast<double>(globalSectors()) / static_cast<double>(r) : 0.0;

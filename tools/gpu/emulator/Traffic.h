@@ -34,6 +34,7 @@ struct KernelTraffic {
   uint64_t requests(bool store, bool shared) const;
   uint64_t globalSectors() const;    // loads and stores
   uint64_t globalLaneBytes() const;  // what the lanes asked for
+  uint64_t sharedLaneBytes() const;
   uint64_t bytesMoved() const { return 32 * globalSectors(); }
   // Global sectors per request, and the ideal for the same lane bytes (1.0 = perfectly coalesced).
   double sectorsPerRequest() const;

@@ -24,11 +24,15 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
   p.waves = static_cast<double>(p.blocks) / (p.occupancy.blocksPerSm * d.multiprocessors);
   p.residentWarpsPerSm = static_cast<unsigned>(resident * warpsPerBlock);
 
-  // The hot loop (or, without one, the whole body once) repeated as often as the traffic says.
+  // The hot loop (or, without one, the whole body once) repeated as often as the traffic says:
+  // the bytes the lanes moved over those one iteration moves, shared memory included (a loop that
+  // reads staged inputs or recomputed states from shared memory moves few global bytes, and the
+  // kernel's other global traffic, such as a chunk's carry, would otherwise count as iterations).
   const InstructionMix &body = sass.loop ? *sass.loop : sass.all;
-  const double laneBytes = static_cast<double>(traffic.globalLaneBytes());
+  const double laneBytes = static_cast<double>(traffic.globalLaneBytes() + traffic.sharedLaneBytes());
   p.iterationsPerWarp = sass.loop && laneBytes > 0
-                            ? laneBytes / (32.0 * body.globalBytes()) / (static_cast<double>(p.blocks) * warpsPerBlock)
+                            ? laneBytes / (32.0 * (body.globalBytes() + body.sharedBytes)) /
+                                  (static_cast<double>(p.blocks) * warpsPerBlock)
                             : 1.0;
   p.bytesMoved = static_cast<double>(traffic.bytesMoved());
   p.sectorsPerRequest = traffic.sectorsPerRequest();

@@ -36,6 +36,11 @@ bool SassInstruction::globalStore() const {
   return b == "STG" || b == "RED" || b == "ATOMG";
 }
 
+bool SassInstruction::sharedAccess() const {
+  std::string b = base();
+  return b == "LDS" || b == "STS";
+}
+
 unsigned SassInstruction::accessBytes() const {
   if (hasModifier(opcode, "128")) return 16;
   if (hasModifier(opcode, "64")) return 8;
@@ -121,15 +126,23 @@ std::optional<SassLoop> hotLoop(const SassFunction &f) {
   // Only loops that move global data count: a register-dimension loop inside the time loop
   // does not make the time loop an outer one.
   std::erase_if(loops, [&](const SassLoop &loop) { return globalBytes(f, loop) == 0; });
+  // Among innermost loops, one that writes memory comes first: a scan's time loop writes its
+  // outputs, while a loop that only reads (a chunked kernel's carry, composing the aggregates of
+  // the chunks before it) can move more bytes per iteration and still be a side loop.
+  auto stores = [&](const SassLoop &loop) {
+    for (size_t i = loop.begin; i <= loop.end; ++i)
+      if (f.instructions[i].globalStore()) return true;
+    return false;
+  };
   std::optional<SassLoop> best;
-  unsigned bestBytes = 0;
+  std::pair<bool, unsigned> bestRank{false, 0};
   for (const SassLoop &loop : loops) {
     bool innermost = true;
     for (const SassLoop &other : loops) innermost = innermost && !contains(loop, other);
-    unsigned bytes = globalBytes(f, loop);
-    if (innermost && bytes > bestBytes) {
+    std::pair<bool, unsigned> rank{stores(loop), globalBytes(f, loop)};
+    if (innermost && rank > bestRank) {
       best = loop;
-      bestBytes = bytes;
+      bestRank = rank;
     }
   }
   return best;

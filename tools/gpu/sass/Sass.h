@@ -22,6 +22,7 @@ struct SassInstruction {
   std::string base() const { return opcode.substr(0, opcode.find('.')); }  // "LDG"
   bool globalLoad() const;   // LDG
   bool globalStore() const;  // STG, and global reductions/atomics count as stores
+  bool sharedAccess() const; // LDS, STS
   unsigned accessBytes() const;  // of a memory instruction: 1, 2, 4, 8 or 16
 };
 
@@ -47,8 +48,8 @@ std::vector<SassFunction> parseSass(const std::string &nvdisasmText);
 // loads issued back to back before any use costs one.
 unsigned exposedLoadWaits(const SassFunction &function, const SassLoop &loop);
 
-// The innermost of the loops with a global load or store (the most global bytes when several),
-// or nullopt when there is none. A branch to itself (the trap after EXIT) is no loop.
+// The innermost of the loops with a global load or store (one that stores before one that only
+// loads, then the most global bytes), or nullopt when there is none. A branch to itself (the trap after EXIT) is no loop.
 std::optional<SassLoop> hotLoop(const SassFunction &function);
 
 }  // namespace scanforge::gpu

@@ -47,6 +47,8 @@ InstructionMix instructionMix(const SassFunction &f, size_t begin, size_t end) {
     } else if (in.globalStore()) {
       ++mix.storeWidths[in.accessBytes()];
       mix.globalStoreBytes += in.accessBytes();
+    } else if (in.sharedAccess()) {
+      mix.sharedBytes += in.accessBytes();
     }
   }
   return mix;

@@ -19,6 +19,7 @@ struct InstructionMix {
   unsigned control = 0;  // BRA, BSSY, BSYNC, CALL, RET: branches and convergence barriers
   std::map<unsigned, unsigned> loadWidths, storeWidths;  // global access bytes -> instructions
   unsigned globalLoadBytes = 0, globalStoreBytes = 0;    // per thread, each instruction once
+  unsigned sharedBytes = 0;                              // LDS and STS, per thread
   unsigned loadWaits = 0;  // of a hot loop's iteration: exposedLoadWaits (memory latencies in sequence)
 
   unsigned globalBytes() const { return globalLoadBytes + globalStoreBytes; }

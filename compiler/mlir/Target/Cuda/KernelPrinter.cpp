@@ -307,7 +307,7 @@ class Printer {
 
   // Each thread walks all of t; the forward writes the state before every chunk of L steps.
   LaunchDesc printSequentialKernel(CodeWriter &w) {
-    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives;
+    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives || k_.stagesInputs;
     std::string name = k_.stem + "_seq";
     Signature sig = stepSignature(k_.fullOps, recompute, false);
     sizeParams(sig);
@@ -319,8 +319,8 @@ class Printer {
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
     if (!k_.fwd) printCheckpoint(w, "s", collectives);
-    if (recompute) printRecompute(w, kLoadBatchSteps);
-    printFullSteps(w, "s", collectives, kLoadBatchSteps);
+    if (recompute) printRecompute(w, loadBatchSteps(false, k_.exprs.registerDims()));
+    printFullSteps(w, "s", collectives, loadBatchSteps(false, k_.exprs.registerDims()));
     w.close();
     printFinalStates(w, "s", collectives);
     printAccumFlush(w, collectives, false, "(long long)b");
@@ -363,19 +363,26 @@ class Printer {
     printKernelSetup(w, recompute);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
-    // A warp wholly past the last channel walks no steps; it only takes part in the barriers.
-    w.line("const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
+    // A warp wholly past the last channel walks no steps; it only takes part in the barriers. (With
+    // staged inputs every warp walks: the step loops' barriers need the whole block.)
+    if (!k_.stagesInputs) w.line("const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
+    auto openLiveWarps = [&] {
+      if (!k_.stagesInputs) w.open("if (sf_warp_live)");
+    };
+    auto closeLiveWarps = [&] {
+      if (!k_.stagesInputs) w.close();
+    };
 
     for (size_t s = 0; s < info_.states.size(); ++s) {
       declareState(w, stateVar("s", static_cast<int>(s)), info_.states[s], "0.0f");
       declareState(w, stateVar("sa", static_cast<int>(s)), info_.states[s], "1.0f");
     }
-    w.open("if (sf_warp_live)");
-    if (recompute) printRecompute(w, kChunkLoadBatchSteps);
+    openLiveWarps();
+    if (recompute) printRecompute(w, loadBatchSteps(true, k_.exprs.registerDims()));
     printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
-                                  Mode::Summary, info_.descending, "s", kChunkLoadBatchSteps},
+                                  Mode::Summary, info_.descending, "s", loadBatchSteps(true, k_.exprs.registerDims())},
                   true);
-    w.close();
+    closeLiveWarps();
     auto element = [&](const char *prefix, size_t s) {
       return k_.stateElement(stateVar(prefix, static_cast<int>(s)), info_.states[s]);
     };
@@ -441,9 +448,9 @@ class Printer {
     w.close();
 
     if (!k_.fwd) printCheckpoint(w, "c", true);
-    w.open("if (sf_warp_live)");
-    printFullSteps(w, "c", true, kChunkLoadBatchSteps);
-    w.close();
+    openLiveWarps();
+    printFullSteps(w, "c", true, loadBatchSteps(true, k_.exprs.registerDims()));
+    closeLiveWarps();
     w.open("if (sf_k == NC - 1)");
     printFinalStates(w, "c", true);
     w.close();
