@@ -87,8 +87,14 @@ inline std::string chunkEndOf(const std::string &state) { return state + ".chunk
 // The chunked kernel's tickets and per-tile flags (i32, zeroed before each launch).
 inline std::string chainBuffer() { return "sf.chain"; }
 // Chunks per group of the chunked kernel's carry: the carry hops from group to group, and within a
-// group each tile composes the aggregates of the chunks before it (docs/cuda.md).
+// group each tile composes the aggregates of the chunks before it (docs/cuda.md): (G - 1) / 2 of
+// them on average, two floats per state element each. With register dimensions a state is N floats
+// per thread and chunks are short (the recompute's shared memory bounds them): the selective SSM's
+// 12-step tiles read 15.5 aggregates of 128 bytes per thread at G = 32, against 144 bytes of
+// inputs; at 4, 1.5, for 8x the hops.
 constexpr int kChainGroup = 32;
+constexpr int kRegisterDimsChainGroup = 4;
+inline int chainGroup(bool registerDims) { return registerDims ? kRegisterDimsChainGroup : kChainGroup; }
 // Steps of scalar inputs a kernel's step loop loads together before computing them (a thread
 // that loads whole register arrays loads one step at a time): one memory latency per batch. The
 // chunked kernel walks chunks of 16 steps or more twice with more registers live; on an H200
@@ -96,14 +102,6 @@ constexpr int kChainGroup = 32;
 // while the sequential kernel ran 2.79 ms with 16 against 2.95 with 8 (docs/benchmarks.md).
 constexpr int kLoadBatchSteps = 16;       // sequential kernels
 constexpr int kChunkLoadBatchSteps = 8;   // chunked kernels
-// A recurrence with register dimensions (N floats per thread for each such value) loads a quarter
-// of those steps together, 4 and 2: with 8 in a chunked tile the selective SSM's backward spilled
-// 1.6 KB, with 4 0.6 KB (cuda_ptxas).
-constexpr int kRegisterDimsBatchDivisor = 4;
-inline int loadBatchSteps(bool chunked, bool registerDims) {
-  int steps = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
-  return registerDims ? steps / kRegisterDimsBatchDivisor : steps;
-}
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 // A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
 // or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,

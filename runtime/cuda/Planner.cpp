@@ -21,7 +21,9 @@ std::string shapes(const PlanRequest &r) {
 
 }  // namespace
 
-int64_t chainHops(const Plan &p) { return p.strategy == Strategy::Chunked ? cdiv(p.chunks, kChainGroup) : 0; }
+int64_t chainHops(const Plan &p, bool registerDims) {
+  return p.strategy == Strategy::Chunked ? cdiv(p.chunks, chainGroup(registerDims)) : 0;
+}
 
 PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   const DeviceSpec &d = h100();
@@ -32,7 +34,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double resident = std::min(threads, sms * d.threadsPerSm / 2);
   double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
   // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.
-  double batch = loadBatchSteps(chunked, r.registerDims);
+  double batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
   double hop = d.memoryLatency / batch + r.stepInstructions * d.aluCycles / d.clockHz;
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
@@ -42,7 +44,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double inFlight = resident * batch * r.readBytesPerStep;
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
-  double hops = static_cast<double>(chainHops(p));
+  double hops = static_cast<double>(chainHops(p, r.registerDims));
   c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
   // Chunked: each tile is a fixed cost on one SM, and the traffic ends with the last tiles' walks of
   // their chunk (scan and rescan), which overlap no other tile's; the critical path holds a walk

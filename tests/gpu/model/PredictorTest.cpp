@@ -71,25 +71,25 @@ TEST(Predictor, ManyWarpsAreMemoryBound) {
   EXPECT_DOUBLE_EQ(strided.sectorEfficiency, 0.125);
 }
 
-// A loop that reads a per-block staged input from shared memory each step: the iterations count
+// A loop that reads four floats per step from shared memory (recomputed states): the iterations count
 // shared bytes too, so a carry's global reads outside the loop (here as many bytes as the loop's
 // own global traffic) do not pass for iterations.
 TEST(Predictor, IterationsCountSharedMemoryBytes) {
   const DeviceSpec &d = h100();
   const double n = 64.0 * 4096 * 1024;
   KernelSass sass = scalarKernel(100, 16, 32);
-  sass.loop->sharedBytes = 4 * 16 * 4;  // 16 steps, 4 staged floats each
+  sass.loop->sharedBytes = 4 * 16 * 4;  // 16 steps, 4 floats from shared memory each
   sass.all = *sass.loop;
   KernelTraffic t = stream(n, 4);
   InstructionTraffic carry = t.instructions[0];  // global reads outside the loop
   t.instructions.push_back(carry);
-  InstructionTraffic staged;
-  staged.shared = true;
-  staged.bytesPerLane = 4;
-  staged.requests = 4 * static_cast<uint64_t>(n / 32);
-  staged.laneBytes = staged.requests * 128;
-  staged.wavefronts = staged.requests;
-  t.instructions.push_back(staged);
+  InstructionTraffic shared;
+  shared.shared = true;
+  shared.bytesPerLane = 4;
+  shared.requests = 4 * static_cast<uint64_t>(n / 32);
+  shared.laneBytes = shared.requests * 128;
+  shared.wavefronts = shared.requests;
+  t.instructions.push_back(shared);
   KernelPrediction p = predictKernel(d, sass, grid(512, 128), t);
   // (8 + 4 + 16 bytes per element) / (8 + 16 per step) * 4096 steps / 16 per iteration.
   EXPECT_DOUBLE_EQ(p.iterationsPerWarp, 256.0 * 28 / 24);

@@ -26,7 +26,7 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
 
   // The hot loop (or, without one, the whole body once) repeated as often as the traffic says:
   // the bytes the lanes moved over those one iteration moves, shared memory included (a loop that
-  // reads staged inputs or recomputed states from shared memory moves few global bytes, and the
+  // reads recomputed states from shared memory moves few global bytes, and the
   // kernel's other global traffic, such as a chunk's carry, would otherwise count as iterations).
   const InstructionMix &body = sass.loop ? *sass.loop : sass.all;
   const double laneBytes = static_cast<double>(traffic.globalLaneBytes() + traffic.sharedLaneBytes());

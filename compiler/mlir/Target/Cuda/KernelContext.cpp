@@ -85,9 +85,6 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
   }
   for (Operation *op : fullOps)
     if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && warpReduced(out)) warpCollectives = true;
-  for (const RecurrenceInfo *r : {&info, forward})
-    if (r)
-      for (const scan::Port &p : r->inputs) stagesInputs |= isStaged(p);
   declareBuffers();
 }
 
@@ -162,12 +159,6 @@ void KernelContext::declareBuffers() {
 std::string KernelContext::channelBlocks() const { return "cdiv(" + channels + ", " + std::to_string(block) + ")"; }
 // A ticket counter, then one flag per tile (channel block, batch element, chunk).
 std::string KernelContext::chainLength() const { return "1+" + channelBlocks() + "*$B*$NC"; }
-
-// Staged only where the batch element is the block's (channel dimensions exist): in the fallback
-// layout every thread of a block is another batch element.
-bool KernelContext::isStaged(const scan::Port &input) const {
-  return exprs.channelDims() && (input.mask & exprs.registerDims()) && !(input.mask & exprs.channelDims());
-}
 
 // ---- recomputation ----
 

@@ -39,12 +39,6 @@ struct KernelContext {
   std::string stem;                      // kernel-name stem
   std::string channels;                  // threads per batch element, as a formula
   bool warpCollectives = false;          // full steps reduce partial outputs across a warp
-  // Inputs without channel dimensions but with register dimensions (the selective SSM's B[n] and
-  // C[n]) are the same for every thread of a block: its step loops load each batch of their steps
-  // into shared memory together, once per block (isStaged). The block then runs its step loops
-  // with every thread, for the barriers.
-  bool stagesInputs = false;
-  bool isStaged(const scan::Port &input) const;
 
   std::string channelBlocks() const;      // blocks per batch element, as a formula
 

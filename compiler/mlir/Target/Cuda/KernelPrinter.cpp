@@ -307,7 +307,7 @@ class Printer {
 
   // Each thread walks all of t; the forward writes the state before every chunk of L steps.
   LaunchDesc printSequentialKernel(CodeWriter &w) {
-    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives || k_.stagesInputs;
+    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives;
     std::string name = k_.stem + "_seq";
     Signature sig = stepSignature(k_.fullOps, recompute, false);
     sizeParams(sig);
@@ -319,8 +319,8 @@ class Printer {
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
     if (!k_.fwd) printCheckpoint(w, "s", collectives);
-    if (recompute) printRecompute(w, loadBatchSteps(false, k_.exprs.registerDims()));
-    printFullSteps(w, "s", collectives, loadBatchSteps(false, k_.exprs.registerDims()));
+    if (recompute) printRecompute(w, kLoadBatchSteps);
+    printFullSteps(w, "s", collectives, kLoadBatchSteps);
     w.close();
     printFinalStates(w, "s", collectives);
     printAccumFlush(w, collectives, false, "(long long)b");
@@ -330,7 +330,7 @@ class Printer {
 
   // One launch, one tile per (channel block, batch element, chunk): a scan of the chunk from a
   // zero state (its aggregate: decay product `sa`, end state `s`), then the carry `c` into the
-  // chunk, then the chunk rescanned from `c`. Chunks form groups of kChainGroup: a tile's carry is
+  // chunk, then the chunk rescanned from `c`. Chunks form groups (chainGroup()): a tile's carry is
   // the state after the group before (published by that group's last tile; the initial state for
   // the first group) carried through the aggregates of the chunks before it in its group, always
   // in the same order, so the result does not depend on timing; the carry hops once per group.
@@ -339,7 +339,7 @@ class Printer {
   // when the waited-for block is not resident).
   LaunchDesc printChunkKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps);
-    std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(kChainGroup);
+    std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(chainGroup(k_.exprs.registerDims()));
     Signature sig = stepSignature(k_.fullOps, recompute, true);
     for (const scan::Port &s : info_.states)
       for (const std::string &b : {chunkDecayOf(s.name), chunkLocalOf(s.name), chunkEndOf(s.name)}) bufferParam(sig, b, true);
@@ -363,26 +363,19 @@ class Printer {
     printKernelSetup(w, recompute);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
-    // A warp wholly past the last channel walks no steps; it only takes part in the barriers. (With
-    // staged inputs every warp walks: the step loops' barriers need the whole block.)
-    if (!k_.stagesInputs) w.line("const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
-    auto openLiveWarps = [&] {
-      if (!k_.stagesInputs) w.open("if (sf_warp_live)");
-    };
-    auto closeLiveWarps = [&] {
-      if (!k_.stagesInputs) w.close();
-    };
+    // A warp wholly past the last channel walks no steps; it only takes part in the barriers.
+    w.line("const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
 
     for (size_t s = 0; s < info_.states.size(); ++s) {
       declareState(w, stateVar("s", static_cast<int>(s)), info_.states[s], "0.0f");
       declareState(w, stateVar("sa", static_cast<int>(s)), info_.states[s], "1.0f");
     }
-    openLiveWarps();
-    if (recompute) printRecompute(w, loadBatchSteps(true, k_.exprs.registerDims()));
+    w.open("if (sf_warp_live)");
+    if (recompute) printRecompute(w, kChunkLoadBatchSteps);
     printStepLoop(w, k_, StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
-                                  Mode::Summary, info_.descending, "s", loadBatchSteps(true, k_.exprs.registerDims())},
+                                  Mode::Summary, info_.descending, "s", kChunkLoadBatchSteps},
                   true);
-    closeLiveWarps();
+    w.close();
     auto element = [&](const char *prefix, size_t s) {
       return k_.stateElement(stateVar(prefix, static_cast<int>(s)), info_.states[s]);
     };
@@ -448,9 +441,9 @@ class Printer {
     w.close();
 
     if (!k_.fwd) printCheckpoint(w, "c", true);
-    openLiveWarps();
-    printFullSteps(w, "c", true, loadBatchSteps(true, k_.exprs.registerDims()));
-    closeLiveWarps();
+    w.open("if (sf_warp_live)");
+    printFullSteps(w, "c", true, kChunkLoadBatchSteps);
+    w.close();
     w.open("if (sf_k == NC - 1)");
     printFinalStates(w, "c", true);
     w.close();

@@ -34,8 +34,7 @@ class StepPrinter {
       : w_(w), k_(k), loop_(loop), vp_(*loop.values), collectives_(collectives), printed_(loop.ops.begin(), loop.ops.end()) {}
 
   void print() {
-    std::vector<StepLoad> loads, staged;
-    for (const StepLoad &l : loadsOf()) (l.input && k_.isStaged(*l.input) ? staged : loads).push_back(l);
+    std::vector<StepLoad> loads = loadsOf();
     // Batches of steps for scalar inputs; one step at a time when a thread loads whole register arrays.
     bool arrays = llvm::any_of(loads, [&](const StepLoad &l) { return vp_.dimsOf(l.value) & k_.exprs.registerDims(); });
     std::string batch = arrays ? "1" : std::to_string(loop_.batchSteps);
@@ -57,8 +56,6 @@ class StepPrinter {
       for (const StepLoad &l : loads) printLoad(l, "sf_t");
       w_.close();
     }
-    // After the thread's own loads, so that they are in flight while the block stages its values.
-    if (!staged.empty()) printStaging(staged, batch);
     w_.line("#pragma unroll");
     w_.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
     w_.line("const int sf_i = sf_i0 + sf_j;");
@@ -66,11 +63,6 @@ class StepPrinter {
     w_.line("const int t = " + stepTime("sf_i") + ";");
     for (const StepLoad &l : loads)
       vp_.assign(w_, l.value, [&] { return indexed(batchOf(l) + "[sf_j]", k_.exprs.registerIndex(vp_.dimsOf(l.value))); });
-    for (const StepLoad &l : staged)
-      vp_.assign(w_, l.value, [&] {
-        DimMask mask = vp_.dimsOf(l.value);
-        return stageOf(l) + "[sf_j * " + k_.exprs.registerCount(mask) + " + " + k_.exprs.registerIndex(mask) + "]";
-      });
     if (loop_.mode == Mode::Recompute) {
       for (const scan::SavedState *s : k_.recomputed) {
         std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
@@ -100,38 +92,6 @@ class StepPrinter {
   }
 
   std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
-  std::string stageOf(const StepLoad &l) const { return "sf_stage_" + vp_.var(l.value); }
-
-  // The batch's steps of inputs that are the same for every thread of the block, loaded into
-  // shared memory by the whole block: element e of a batch is step e / R, register element e % R
-  // (row-major, as registerIndex flattens them), so a warp's loads are consecutive addresses. The
-  // loop over a thread's share is unrolled (its count is known here), so that the step loop stays
-  // the innermost loop that touches memory.
-  void printStaging(const std::vector<StepLoad> &staged, const std::string &batch) {
-    for (const StepLoad &l : staged)
-      w_.line("__shared__ float " + stageOf(l) + "[" + batch + " * " + k_.exprs.registerCount(l.input->mask) + "];");
-    w_.line("__syncthreads();  // the block has read the previous batch's values");
-    std::string block = std::to_string(k_.block);
-    for (const StepLoad &l : staged) {
-      const scan::Port &p = *l.input;
-      std::string count = k_.exprs.registerCount(p.mask), total = batch + " * " + count;
-      w_.line("#pragma unroll");
-      w_.open("for (int sf_s = 0; sf_s < (" + total + " + " + block + " - 1) / " + block + "; ++sf_s)");
-      w_.line("const int sf_e = sf_s * " + block + " + threadIdx.x;");
-      w_.open("if (sf_e < " + total + ")");
-      std::vector<int> dims = k_.exprs.dimsOf(p.mask & k_.exprs.registerDims());
-      if (dims.size() > 1) w_.line("int sf_rest = sf_e % " + count + ";");
-      for (size_t i = dims.size(); i-- > 0;) {
-        std::string rest = dims.size() > 1 ? "sf_rest" : "sf_e";
-        w_.line("const int " + k_.exprs.indexExpr(dims[i]) + " = " + rest + " % " + k_.exprs.sizeExpr(dims[i]) + ";");
-        if (i > 0) w_.line("sf_rest /= " + k_.exprs.sizeExpr(dims[i]) + ";");
-      }
-      w_.line("const int sf_t = " + stepTime("sf_min(sf_i0 + sf_e / " + count + ", sf_len - 1)") + ";");
-      w_.line(stageOf(l) + "[sf_e] = sf_ld(" + k_.cName(p.name) + ", " + k_.rowOffset(p, "sf_t") + ");");
-      w_.close().close();
-    }
-    w_.line("__syncthreads();");
-  }
   std::string stepTime(const std::string &i) const {
     return loop_.descending ? "sf_hi - 1 - (" + i + ")" : "sf_lo + " + i;
   }
