@@ -77,8 +77,9 @@ TEST(Sass, ParsesFunctionsAndFindsTheTimeLoop) {
 }
 
 // A chunked scan kernel: a carry loop that only reads (.L_x_1: the aggregates of the chunks before,
-// 32 bytes per iteration) beside the time loop that stores its outputs (.L_x_2: 8 bytes, with the
-// staged inputs read from shared memory). The storing loop is the hot loop.
+// 32 bytes per iteration) beside the time loop that stores its outputs (.L_x_2: 8 bytes, and 20
+// bytes of shared memory, as a recomputing backward reads its states). The storing loop is the hot
+// loop.
 const char *kTwoLoopsSass = R"(	.target	sm_90
 //--------------------- .text.tile --------------------------
 .L_x_1:
