@@ -146,6 +146,17 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
   return std::min(chunk, shapes.steps);
 }
 
+Recurrence::ChannelBlocks Recurrence::channelBlocksFor(const Shapes &shapes) const {
+  cpu::ChunkedRun run;
+  run.batch = shapes.batch;
+  run.channelBlock = impl_->options.channelBlock;
+  run.dimSizes = impl_->dimSizes(shapes);
+  cpu::ProgramPool &pool = *impl_->programs->forwardPool;
+  cpu::ChannelSplit split = cpu::splitChannels(pool.get(0), run, pool.copies());
+  if (split.dim < 0) return {};
+  return {impl_->dimOrder[split.dim], split.width, split.blocks};
+}
+
 void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, const TensorViews &initial,
                          const TensorViews &outputs, const TensorViews &finals, SavedStates *saved,
                          Traffic *traffic) const {

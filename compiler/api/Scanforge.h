@@ -150,6 +150,16 @@ class Recurrence {
   // The time-chunk length a call with these sizes uses.
   int64_t chunkFor(const Shapes &shapes) const;
 
+  // How a forward with these sizes cuts each batch element's channels into work units for the
+  // threads (docs/cpu.md, "Channel blocks"): `blocks` blocks of `width` channels of dimension
+  // `dim` (the last one may be narrower); one block of all of them when they are not cut, and no
+  // dim when no dimension can be cut.
+  struct ChannelBlocks {
+    std::string dim;
+    int64_t width = 0, blocks = 1;
+  };
+  ChannelBlocks channelBlocksFor(const Shapes &shapes) const;
+
   // Halide's lowered statement of the forward or backward CPU program.
   std::string halideStatement(bool backward) const;
   // The compiled `scan` module (forward and backward) as MLIR text.

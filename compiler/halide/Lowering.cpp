@@ -209,8 +209,21 @@ Expr Lowering::contract(const Node &n, llvm::StringRef dimName) {
   r.compute_root();
   s_.storeVectorFirst(r, dims, n.perStep);
   if (acrossSummed && provablyAssociative(r)) {
+    // Lane-wise partial sums over the whole summed dimension, added across lanes once per result
+    // (vectorising the update itself adds across the lanes at every vector of terms: a horizontal
+    // reduction on the loop's critical path).
     s_.vectorizeStage(r, s_.vectorDim(n.dims));
-    r.update().atomic().vectorize(rd.x, kLanesPerIteration);
+    Halide::RVar outer("rdo_" + name), lane("rdl_" + name);
+    Var laneVar("lane_" + name);
+    r.update().split(rd.x, outer, lane, kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
+    Func partial = r.update().rfactor(lane, laneVar);
+    if (lhs.empty())
+      partial.compute_root();
+    else
+      partial.compute_at(r, lhs.front());
+    partial.vectorize(laneVar);
+    partial.update().reorder(laneVar, outer).vectorize(laneVar);
+    r.update().atomic().vectorize(lane);
   } else {
     s_.reorderLoops(r, dims, std::nullopt);
     s_.vectorizeStage(r, s_.vectorDim(n.dims));

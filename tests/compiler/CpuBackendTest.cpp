@@ -186,6 +186,41 @@ TEST(CpuBackendChannelSplit, SelectiveSsmBackwardSplitsAlongDWithPartialSums) {
   for (auto &[name, t] : want.initial) check("dh0." + name, t);
 }
 
+// The blocks a forward uses, as the API reports them: by rule (threads / gcd(B, threads) blocks,
+// multiples of 32 channels) or fixed by CompileOptions::channelBlock, along the first dimension
+// that can be cut.
+TEST(CpuBackendChannelSplit, ForwardBlocksAreReportedByDimensionName) {
+  CompileOptions options;
+  options.threads = 2;
+  Recurrence gru = compileSource("mingru.scan", readModel("mingru"), options);
+  Shapes shapes;
+  shapes.batch = 1;
+  shapes.steps = 64;
+  shapes.dims = {{"d", 512}};
+  Recurrence::ChannelBlocks blocks = gru.channelBlocksFor(shapes);
+  EXPECT_EQ(blocks.dim, "d");
+  EXPECT_EQ(blocks.width, 256);
+  EXPECT_EQ(blocks.blocks, 2);
+  shapes.batch = 4;  // a multiple of the threads: one block of everything
+  blocks = gru.channelBlocksFor(shapes);
+  EXPECT_EQ(blocks.width, 512);
+  EXPECT_EQ(blocks.blocks, 1);
+
+  options.channelBlock = 100;
+  blocks = compileSource("mingru.scan", readModel("mingru"), options).channelBlocksFor(shapes);
+  EXPECT_EQ(blocks.width, 100);
+  EXPECT_EQ(blocks.blocks, 6);
+
+  options.channelBlock = 0;
+  Recurrence attention = compileSource("linear_attention.scan", readModel("linear_attention"), options);
+  shapes.batch = 1;
+  shapes.dims = {{"k", 16}, {"e", 96}};
+  blocks = attention.channelBlocksFor(shapes);
+  EXPECT_EQ(blocks.dim, "e");
+  EXPECT_EQ(blocks.width, 64);  // 48, rounded up to whole 32-lane iterations
+  EXPECT_EQ(blocks.blocks, 2);
+}
+
 // The bytes a call reports moving are its tensors once, plus the forward's checkpoints (written by
 // a forward that saves, read by the backward), plus the per-block copies of partial outputs.
 TEST(CpuBackendTraffic, CountsTensorsCheckpointsAndPartialCopies) {

@@ -67,6 +67,26 @@ void parallelCopy(float *a, const float *b, size_t n, int threads) {
   for (auto &t : pool) t.join();
 }
 
+// The copy in the work units of a run cut into channel blocks: unit u = (batch element u / blocks,
+// block u % blocks) copies its block of every row ([B, rows, channels] row-major), units u = w,
+// w + threads, ... on thread w, as the CPU backend's executor deals them out. Rows of a block are
+// `width` floats out of every `channels`: a strided stream, which this pattern measures.
+void blockedCopy(float *a, const float *b, int64_t batch, int64_t rows, int64_t channels, int64_t width, int threads) {
+  int64_t blocks = (channels + width - 1) / width;
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([=] {
+      for (int64_t u = w; u < batch * blocks; u += threads) {
+        int64_t first = (u % blocks) * width, count = std::min(width, channels - first);
+        for (int64_t r = 0; r < rows; ++r) {
+          size_t offset = static_cast<size_t>(((u / blocks) * rows + r) * channels + first);
+          copyLoop(a + offset, b + offset, static_cast<size_t>(count));
+        }
+      }
+    });
+  for (auto &t : pool) t.join();
+}
+
 // Exponentials per second on this CPU, all threads, on cache-resident data: Halide's fast_exp (about
 // 2^-18 relative, cheaper than the backend's own exp, which is accurate to about 1 ulp), argument
 // clamped as the backend does. The floor it sets is therefore a lower bound.
@@ -128,6 +148,8 @@ struct Result {
   // Bytes the calls moved (Traffic): a forward alone, and a forward that saves for the backward
   // plus the backward.
   double forwardMoved, forwardBackwardMoved;
+  Recurrence::ChannelBlocks blocks;  // the forward's cut of the channels
+  double blockedCopyGBs = 0;         // the copy in the forward's blocks (when there are several)
 };
 
 Result benchmark(const std::string &model, const std::map<std::string, int64_t> &dims, int64_t B, int64_t T,
@@ -183,24 +205,42 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
     }
   };
   for (const Port &p : sig.inputs) copyBytes += 2 * bytes(shapes.step(p));
+  // The same copy in the forward's channel blocks (ports whose rows run along the cut dimension;
+  // the others are copied whole, as the blocks read them).
+  Recurrence::ChannelBlocks blocks = rec.channelBlocksFor(shapes);
+  auto copyInBlocks = [&] {
+    for (const Port &p : sig.inputs) {
+      const TensorView &from = inputs.at(p.name), &to = inputGrads.at(p.name);
+      std::vector<int64_t> shape = shapes.step(p);
+      int64_t n = numelOf(shape, "scan-bench");
+      if (p.dims.empty() || p.dims.back() != blocks.dim)
+        parallelCopy(static_cast<float *>(to.data), static_cast<const float *>(from.data), static_cast<size_t>(n), options.threads);
+      else
+        blockedCopy(static_cast<float *>(to.data), static_cast<const float *>(from.data), B, n / (B * shape.back()),
+                    shape.back(), blocks.width, options.threads);
+    }
+  };
   auto forward = [&] { rec.forward(inputs, params, {}, outputs, {}, nullptr); };
   auto forwardBackward = [&] {
     rec.forward(inputs, params, {}, outputs, {}, &saved);
     rec.backward(inputs, params, saved, outputGrads, {}, inputGrads, paramGrads, {});
   };
   copy();  // warm-up (the passes were run above)
-  double copyMs = 1e300, fwd = 1e300, fwdBwd = 1e300;
+  double copyMs = 1e300, blockedMs = 1e300, fwd = 1e300, fwdBwd = 1e300;
   for (int i = 0; i < repeats; ++i) {
     copyMs = std::min(copyMs, timeMs(copy));
+    if (blocks.blocks > 1) blockedMs = std::min(blockedMs, timeMs(copyInBlocks));
     fwd = std::min(fwd, timeMs(forward));
     copyMs = std::min(copyMs, timeMs(copy));
+    if (blocks.blocks > 1) blockedMs = std::min(blockedMs, timeMs(copyInBlocks));
     fwdBwd = std::min(fwdBwd, timeMs(forwardBackward));
   }
   std::ostringstream shape;
   shape << "B=" << B << " T=" << T;
   for (auto &[d, n] : dims) shape << " " << d << "=" << n;
   return {sig.name,      shape.str(),   fwd, fwdBwd, forwardBytes, backwardBytes, jit, copyBytes / (copyMs * 1e6),
-          total(forwardAlone), total(forwardSaving) + total(backward)};
+          total(forwardAlone), total(forwardSaving) + total(backward), blocks,
+          blocks.blocks > 1 ? copyBytes / (blockedMs * 1e6) : 0.0};
 }
 
 // Papers 000/003's speed comparison: one training step (forward + backward of a next-token loss)
@@ -340,6 +380,16 @@ int main(int argc, char **argv) {
                   traffic(r.forwardBackwardMs, r.forwardBackwardMoved, r.forwardBytes + r.backwardBytes).c_str(),
                   peerCell("forward_backward_ms", r.forwardBackwardMs).c_str());
     }
+    for (const Result &r : results)
+      if (r.blocks.blocks > 1) {
+        double fwdGB = r.forwardBytes / (r.forwardMs * 1e6);
+        double allGB = (r.forwardBytes + r.backwardBytes) / (r.forwardBackwardMs * 1e6);
+        std::printf("\n%s in %lld blocks of %lld channels of %s: copy in the same blocks %.2f GB/s (%.0f%% of the whole "
+                    "rows' copy); forward at %.0f%%, forward+backward at %.0f%% of it\n",
+                    r.name.c_str(), static_cast<long long>(r.blocks.blocks), static_cast<long long>(r.blocks.width),
+                    r.blocks.dim.c_str(), r.blockedCopyGBs, 100 * r.blockedCopyGBs / r.copyGBs,
+                    100 * fwdGB / r.blockedCopyGBs, 100 * allGB / r.blockedCopyGBs);
+      }
     for (const Result &r : results)
       if (r.name == "selective_ssm") {
         double exps = selectiveSsmExps(B, T, D, N);
