@@ -242,6 +242,11 @@ std::string Recurrence::halideStatement(bool backward) const {
   return pool.get(0).loweredStatement();
 }
 
+std::string Recurrence::cpuAssembly(bool backward) const {
+  cpu::ProgramPool &pool = backward ? *impl_->programs->backwardPool : *impl_->programs->forwardPool;
+  return pool.get(0).assembly();
+}
+
 std::string Recurrence::scanIR() const {
   std::string text;
   llvm::raw_string_ostream os(text);

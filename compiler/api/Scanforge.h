@@ -162,6 +162,8 @@ class Recurrence {
 
   // Halide's lowered statement of the forward or backward CPU program.
   std::string halideStatement(bool backward) const;
+  // The forward or backward CPU program's machine code for this host, as assembly text.
+  std::string cpuAssembly(bool backward) const;
   // The compiled `scan` module (forward and backward) as MLIR text.
   std::string scanIR() const;
 

@@ -1,6 +1,7 @@
 #include "compiler/halide/ChunkProgram.h"
 
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -220,17 +221,32 @@ ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd
   return std::move(s.program());
 }
 
-std::string ChunkProgram::loweredStatement() {
-  char path[] = "/tmp/scanforge-stmt-XXXXXX";
+namespace {
+// What `write` puts into a temporary file, read back (Halide writes its texts to files only).
+std::string viaFile(const char *what, const std::function<void(const std::string &)> &write) {
+  char path[] = "/tmp/scanforge-text-XXXXXX";
   int fd = mkstemp(path);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file for the Halide statement");
+  if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file for the ") + what);
   close(fd);
-  pipeline.compile_to_lowered_stmt(path, pipeline.infer_arguments(), Halide::Text, target);
+  write(path);
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   std::remove(path);
   return text.str();
+}
+}  // namespace
+
+std::string ChunkProgram::loweredStatement() {
+  return viaFile("Halide statement", [&](const std::string &path) {
+    pipeline.compile_to_lowered_stmt(path, pipeline.infer_arguments(), Halide::Text, target);
+  });
+}
+
+std::string ChunkProgram::assembly() {
+  return viaFile("assembly", [&](const std::string &path) {
+    pipeline.compile_to_assembly(path, pipeline.infer_arguments(), "chunk_program", target);
+  });
 }
 
 }  // namespace scanforge::cpu

@@ -66,6 +66,8 @@ struct ChunkProgram {
 
   // Halide's lowered statement of the whole pipeline (for scanc --dump=halide).
   std::string loweredStatement();
+  // The pipeline's machine code for the host, as assembly text (for scanc --dump=cpu-asm).
+  std::string assembly();
 };
 
 // The dialect's facts a program is built from, computed once per module by its AnalysisManager

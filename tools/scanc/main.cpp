@@ -28,6 +28,7 @@ const char *kExamples = R"(Stages for --dump:
   scan              the scan dialect as lowered from the DSL
   after-each-pass   the module after every pass of the pipeline (forward and generated backward)
   halide            the Halide statements of the CPU programs (forward, then backward)
+  cpu-asm           the CPU programs' machine code for this host, as assembly (forward, then backward)
   cuda              the generated CUDA kernels and their launch manifest (docs/cuda.md)
   ptx               the kernels' PTX from NVRTC for --arch (default sm_90); --dim n=16 sizes a
                     register dimension
@@ -44,7 +45,7 @@ Examples:
                                                   predicted H100 time per kernel (docs/cuda.md)
 )";
 
-const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass", "halide", "cuda", "ptx"};
+const std::vector<std::string> kStages = {"ast", "scan", "after-each-pass", "halide", "cpu-asm", "cuda", "ptx"};
 
 // Loads, parses and checks one file; prints diagnostics to stderr. Returns false on any error.
 bool loadAndCheck(const std::string &path, std::optional<dsl::SourceFile> &file, dsl::Module &module) {
@@ -154,6 +155,12 @@ int runDump(const std::vector<std::string> &stages, const std::vector<std::strin
         Recurrence rec = module->recurrence(name);
         std::cout << "// ----- " << path << ": Halide CPU program, forward -----\n" << rec.halideStatement(false)
                   << "// ----- " << path << ": Halide CPU program, backward -----\n" << rec.halideStatement(true);
+      }
+    if (want.count("cpu-asm"))
+      for (const std::string &name : module->recurrences()) {
+        Recurrence rec = module->recurrence(name);
+        std::cout << "# ----- " << path << ": CPU program, forward -----\n" << rec.cpuAssembly(false)
+                  << "# ----- " << path << ": CPU program, backward -----\n" << rec.cpuAssembly(true);
       }
     if (want.count("cuda") || want.count("ptx")) {
       int cudaStatus;
