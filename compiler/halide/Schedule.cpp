@@ -288,7 +288,12 @@ void Schedule::addFinal(const StateScan &s) {
   Func f("final_" + sanitize(s.name));
   std::vector<Var> lhs = pureVars(s.dims);
   f(lhs) = value(s, s.reverse ? Expr(0) : steps() - 1);
-  if (!s.dims.empty()) f.vectorize(lhs.front(), kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
+  // Along the scan's vector dimension, which its storage holds contiguous: where the state's
+  // layout has another dimension innermost (the selective SSM's s[d, n]), the loads stay whole
+  // vectors and the stores take the stride, instead of gathering a short innermost dimension (n =
+  // 16 of 32 lanes: every vector a predicated tail, scalarised, at every chunk).
+  reorderLoops(f, s.dims, std::nullopt);
+  vectorizeStage(f, vectorDim(maskOf(s.dims)));
   program_.finals.push_back({PortLayout{s.name, s.dims, false, false}, f});
 }
 
@@ -312,7 +317,8 @@ void Schedule::addAccum(const scan::Port &gradient, Expr value) {
   reorderLoops(acc.update(), layout.dims, r.x);
   vectorizeStage(acc.update(), vec);
   out(pure) = acc(pure);
-  if (!pure.empty()) out.vectorize(pure.front(), kLanesPerIteration, Halide::TailStrategy::GuardWithIf);
+  reorderLoops(out, layout.dims, std::nullopt);  // along acc's contiguous dimension, as addFinal
+  vectorizeStage(out, vec);
   program_.accums.push_back({layout, out});
 }
 
