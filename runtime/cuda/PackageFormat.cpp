@@ -71,6 +71,8 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
   r.channels = j.at("channels").get<std::string>();
   r.recomputeBytesPerStep = j.at("recompute_bytes_per_step").get<std::string>();
   r.stepInstructions = j.value("step_instructions", std::string("0"));
+  r.chainGroup = j.value("chain_group", kChainGroup);
+  if (r.chainGroup < 1) throw CudaError("recurrence '" + r.name + "' has chain_group " + std::to_string(r.chainGroup) + ", not a positive count");
   for (const nlohmann::json &b : j.at("buffers"))
     r.buffers.push_back({b.at("name").get<std::string>(), roleFrom(b.at("name").get<std::string>(), b.at("role").get<std::string>()),
                          b.at("dtype").get<std::string>(), b.at("shape").get<std::vector<std::string>>(),
@@ -119,6 +121,7 @@ nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences) {
         {"channels", rec.channels},
         {"recompute_bytes_per_step", rec.recomputeBytesPerStep},
         {"step_instructions", rec.stepInstructions},
+        {"chain_group", rec.chainGroup},
         {"buffers", buffers},
         {"zero_init", rec.zeroInit},
         {"strategies", {{"sequential", launchesJson(rec.sequential)}, {"chunked", launchesJson(rec.chunked)}}},

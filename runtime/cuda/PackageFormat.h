@@ -49,6 +49,16 @@ struct LaunchDesc {
   std::string sharedBytes = "0";
 };
 
+// Chunks per group of the chunked kernel's carry: the carry hops from group to group, and within a
+// group each tile composes the aggregates of the chunks before it (docs/cuda.md): (G - 1) / 2 of
+// them on average, two floats per state element each. With register dimensions a state is N floats
+// per thread and chunks are short (the recompute's shared memory bounds them): the selective SSM's
+// 12-step tiles read 15.5 aggregates of 128 bytes per thread at G = 32, against 144 bytes of
+// inputs; at 4, 1.5, for 8x the hops. The emitter picks G per recurrence and the manifest carries
+// it (`chain_group`, RecurrenceDesc::chainGroup); a manifest without it was written for 32.
+constexpr int kChainGroup = 32;
+constexpr int kRegisterDimsChainGroup = 4;
+
 struct RecurrenceDesc {
   std::string name;            // the recurrence's symbol
   std::string adjointOf;       // a backward: its forward recurrence
@@ -65,6 +75,7 @@ struct RecurrenceDesc {
   std::string channels;                        // threads per batch element (formula)
   std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
   std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
+  int chainGroup = kChainGroup;                // chunks per group of the chunked kernel's carry
 
   const BufferDesc *buffer(const std::string &name) const;
 };
@@ -80,21 +91,12 @@ inline std::string initialOf(const std::string &state) { return state + ".initia
 inline std::string finalOf(const std::string &state) { return state + ".final"; }
 inline std::string checkpointsOf(const std::string &state) { return state + ".checkpoints"; }
 // What the chunked kernel's tiles publish per chunk: its decay product and end state from zero
-// (the aggregate), and at the end of each group of kChainGroup chunks the state after it.
+// (the aggregate), and at the end of each group of chunks (RecurrenceDesc::chainGroup) the state after it.
 inline std::string chunkDecayOf(const std::string &state) { return state + ".chunk_a"; }
 inline std::string chunkLocalOf(const std::string &state) { return state + ".chunk_b"; }
 inline std::string chunkEndOf(const std::string &state) { return state + ".chunk_end"; }
 // The chunked kernel's tickets and per-tile flags (i32, zeroed before each launch).
 inline std::string chainBuffer() { return "sf.chain"; }
-// Chunks per group of the chunked kernel's carry: the carry hops from group to group, and within a
-// group each tile composes the aggregates of the chunks before it (docs/cuda.md): (G - 1) / 2 of
-// them on average, two floats per state element each. With register dimensions a state is N floats
-// per thread and chunks are short (the recompute's shared memory bounds them): the selective SSM's
-// 12-step tiles read 15.5 aggregates of 128 bytes per thread at G = 32, against 144 bytes of
-// inputs; at 4, 1.5, for 8x the hops.
-constexpr int kChainGroup = 32;
-constexpr int kRegisterDimsChainGroup = 4;
-inline int chainGroup(bool registerDims) { return registerDims ? kRegisterDimsChainGroup : kChainGroup; }
 // Steps of scalar inputs a kernel's step loop loads together before computing them (a thread
 // that loads whole register arrays loads one step at a time): one memory latency per batch. The
 // chunked kernel walks chunks of 16 steps or more twice with more registers live; on an H200

@@ -21,9 +21,7 @@ std::string shapes(const PlanRequest &r) {
 
 }  // namespace
 
-int64_t chainHops(const Plan &p, bool registerDims) {
-  return p.strategy == Strategy::Chunked ? cdiv(p.chunks, chainGroup(registerDims)) : 0;
-}
+int64_t chainHops(const Plan &p, int chainGroup) { return p.strategy == Strategy::Chunked ? cdiv(p.chunks, chainGroup) : 0; }
 
 PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   const DeviceSpec &d = h100();
@@ -44,7 +42,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double inFlight = resident * batch * r.readBytesPerStep;
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
-  double hops = static_cast<double>(chainHops(p, r.registerDims));
+  double hops = static_cast<double>(chainHops(p, r.chainGroup));
   c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
   // Chunked: each tile is a fixed cost on one SM, and the traffic ends with the last tiles' walks of
   // their chunk (scan and rescan), which overlap no other tile's; the critical path holds a walk

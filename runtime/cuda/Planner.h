@@ -9,7 +9,7 @@
 //               its own dependent instructions.
 //   chunked     B * channels * NC tiles: more loads in flight, but a chunk's inputs are read twice
 //               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
-//               from group to group of chunks: a critical path of NC / chainGroup() hops, a
+//               from group to group of chunks: a critical path of NC / chainGroup hops, a
 //               group's aggregates read and two chunk walks. Each chunk also writes a row of
 //               parameter-gradient partial sums (read back once), and each tile costs the SMs a
 //               fixed DeviceSpec::tileOverhead, which both favour longer chunks.
@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "runtime/cuda/PackageFormat.h"
 
 namespace scanforge::cuda {
 
@@ -57,7 +59,7 @@ struct PlanRequest {
   // call runs blockThreads-channel tiles of every chunk, each with a fixed cost.
   int64_t blockThreads = 128, passes = 1;
   int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
-  bool registerDims = false;  // the layout has register dimensions: shorter carry groups (chainGroup)
+  int chainGroup = kChainGroup;  // chunks per carry group of the chunked kernel (its manifest's chain_group)
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
@@ -71,7 +73,7 @@ constexpr int64_t kSharedBudget = 48 * 1024;
 Plan plan(const PlanRequest &request);
 
 // How often the chunked kernel's carry hops from one group of chunks to the next, in sequence.
-int64_t chainHops(const Plan &plan, bool registerDims);
+int64_t chainHops(const Plan &plan, int chainGroup);
 
 // The cost model's time for `plan` (seconds, a prediction), and its terms.
 struct PlanCost {

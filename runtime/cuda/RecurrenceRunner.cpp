@@ -90,7 +90,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.multiprocessors = device_.multiprocessors();
   if (!fwd_.chunked.empty() && fwd_.chunked.front().block > 0) request.blockThreads = fwd_.chunked.front().block;
   request.passes = bwd_ ? 2 : 1;
-  request.registerDims = !fwd_.registerDims.empty();
+  request.chainGroup = fwd_.chainGroup;
   request.maxGridYZ = device_.maxGridYZ();
   request.strategy = strategy;
   request.chunk = chunk;

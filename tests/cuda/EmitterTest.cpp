@@ -63,6 +63,7 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
   EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n)");  // 64 threads * 4 bytes * n floats
   EXPECT_EQ(bwd["step_instructions"], "139+102*(n)");     // the state-sized ops once per element of n
+  EXPECT_EQ(bwd["chain_group"], 4);                        // register dimensions: short carry groups
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n)*$L");
   // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the
@@ -101,6 +102,7 @@ TEST(CudaEmitter, ChunkedStrategyIsOneLaunchWithAChainOfTiles) {
   const nlohmann::json &zeroed = fwd["zero_init"];
   EXPECT_NE(std::find(zeroed.begin(), zeroed.end(), "sf.chain"), zeroed.end());
   EXPECT_EQ(fwd["strategies"]["sequential"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "1"}));
+  EXPECT_EQ(fwd["chain_group"], 32);  // the group the kernel composes its carry over, for the planner
 }
 
 TEST(CudaEmitter, FallsBackToOneThreadPerBatchElementWithAReason) {

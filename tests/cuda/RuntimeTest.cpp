@@ -214,8 +214,10 @@ TEST(PackageFormat, ManifestRoundTripsAndRejectsUnknownRoles) {
   rec.buffers = {{"x", BufferRole::Input, "bf16", {"$B", "$T", "d"}, false, false},
                  {"h.checkpoints", BufferRole::Checkpoint, "f32", {"$B", "$NC", "1", "d"}, false, true}};
   rec.sequential = {{"sf_f_seq", {{ParamDesc::Kind::Buffer, "x"}, {ParamDesc::Kind::Int32, "$T"}}, {"1", "$B", "1"}, 128, "0"}};
+  rec.chainGroup = 4;
   nlohmann::json manifest = toManifest({rec});
   std::vector<RecurrenceDesc> back = fromManifest(manifest, {{"f.cu", "// source"}});
+  EXPECT_EQ(back[0].chainGroup, 4);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].source, "// source");
   EXPECT_TRUE(back[0].reverse);
@@ -227,6 +229,13 @@ TEST(PackageFormat, ManifestRoundTripsAndRejectsUnknownRoles) {
   ASSERT_EQ(back[0].sequential.size(), 1u);
   EXPECT_EQ(back[0].sequential[0].params[1].value, "$T");
   EXPECT_EQ(toManifest(back), manifest);
+
+  nlohmann::json older = manifest;  // written before the field: groups of 32
+  older["recurrences"][0].erase("chain_group");
+  EXPECT_EQ(fromManifest(older, {{"f.cu", ""}})[0].chainGroup, kChainGroup);
+  older["recurrences"][0]["chain_group"] = 0;
+  EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(older, {{"f.cu", ""}}, "pkg/manifest.json"); }),
+            "pkg/manifest.json: recurrence 'f' has chain_group 0, not a positive count");
 
   manifest["recurrences"][0]["buffers"][0]["role"] = "scratchpad";
   EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(manifest, {{"f.cu", ""}}, "pkg/manifest.json"); }),

@@ -166,7 +166,7 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
     gpu::KernelPrediction p = gpu::predictKernel(device, s, config,
                                                  gpu::scaleTraffic(t->second, launchScale(rec, l, full, plan, reduced, runner) /
                                                                                   launchesOf[l.kernel]),
-                                                 chained ? static_cast<unsigned>(cuda::chainHops(plan, !rec.registerDims.empty())) : 0);
+                                                 chained ? static_cast<unsigned>(cuda::chainHops(plan, rec.chainGroup)) : 0);
     predictions.push_back(p);
     d.bytesMoved += p.bytesMoved;
     std::cout << "  kernel " << l.kernel << ": grid " << config.grid[0] << "x" << config.grid[1] << "x" << config.grid[2]
