@@ -147,10 +147,7 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
 }
 
 Recurrence::ChannelBlocks Recurrence::channelBlocksFor(const Shapes &shapes) const {
-  cpu::ChunkedRun run;
-  run.batch = shapes.batch;
-  run.channelBlock = impl_->options.channelBlock;
-  run.dimSizes = impl_->dimSizes(shapes);
+  cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), impl_->signature.reverse);
   cpu::ProgramPool &pool = *impl_->programs->forwardPool;
   cpu::ChannelSplit split = cpu::splitChannels(pool.get(0), run, pool.copies());
   if (split.dim < 0) return {};
@@ -165,13 +162,7 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   for (const Port &p : sig.inputs) impl_->expect("forward", "input", p, inputs, shapes.step(p), true);
   impl_->expectForwardResults("forward", shapes, shapes, outputs, initial, finals);
 
-  cpu::ChunkedRun run;
-  run.batch = shapes.batch;
-  run.steps = shapes.steps;
-  run.chunk = chunkFor(shapes);
-  run.channelBlock = impl_->options.channelBlock;
-  run.dimSizes = impl_->dimSizes(shapes);
-  run.reverseChunks = sig.reverse;
+  cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), sig.reverse);
   run.stepInputs = Impl::host(inputs);
   run.params = Impl::host(params);
   run.start = Impl::host(initial);
@@ -216,13 +207,7 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
       grads[o.name] = {zeros.back().data(), shapes.step(o), o.type};
     }
 
-  cpu::ChunkedRun run;
-  run.batch = shapes.batch;
-  run.steps = shapes.steps;
-  run.chunk = saved.chunk_;
-  run.channelBlock = impl_->options.channelBlock;
-  run.dimSizes = impl_->dimSizes(shapes);
-  run.reverseChunks = !sig.reverse;
+  cpu::ChunkedRun run = impl_->runOf(shapes, saved.chunk_, !sig.reverse);
   run.stepInputs = Impl::host(inputs);
   for (auto &[name, view] : impl_->adjoints(grads, scan::PortKind::Input)) run.stepInputs[name] = view;
   run.params = Impl::host(params);

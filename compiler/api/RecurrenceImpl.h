@@ -104,6 +104,18 @@ struct Recurrence::Impl {
     return sizes;
   }
 
+  // A run over these sizes in chunks of `chunk` steps, its tensors still to be bound.
+  cpu::ChunkedRun runOf(const Shapes &shapes, int64_t chunk, bool reverseChunks) const {
+    cpu::ChunkedRun run;
+    run.batch = shapes.batch;
+    run.steps = shapes.steps;
+    run.chunk = chunk;
+    run.channelBlock = options.channelBlock;
+    run.dimSizes = dimSizes(shapes);
+    run.reverseChunks = reverseChunks;
+    return run;
+  }
+
   static cpu::HostViews host(const TensorViews &views) {
     cpu::HostViews out;
     for (auto &[name, v] : views) out[name] = {v.data, v.shape};
