@@ -83,6 +83,15 @@ class Parser {
       expect(')');
       return divide(a, b, true);
     }
+    if (name == "log2") {  // rounded up; the butterfly steps across a lane group
+      expect('(');
+      int64_t a = sum();
+      expect(')');
+      if (a < 1) fail("log2 of " + std::to_string(a));
+      int64_t n = 0;
+      while ((int64_t(1) << n) < a) ++n;
+      return n;
+    }
     auto it = vars_.find(name);
     if (it == vars_.end()) fail("unknown size '" + name + "'");
     return it->second;

@@ -1,6 +1,6 @@
 // The size formulas of a kernel-package manifest: non-negative integers, variables ($B, $T, $L,
-// $NC and dimension names), + - * / (integer division), parentheses and cdiv(a, b) (division
-// rounding up). Evaluated with overflow checks.
+// $NC, $LANES and dimension names), + - * / (integer division), parentheses, cdiv(a, b) (division
+// rounding up) and log2(a) (rounded up). Evaluated with overflow checks.
 #pragma once
 
 #include <cstdint>

@@ -191,7 +191,8 @@ std::vector<Golden> loadGoldens(const std::filesystem::path &packageDir) {
 }
 
 std::string PlanChoice::describe() const {
-  return std::string(strategy ? strategyName(*strategy) : "planner's choice") + (chunk ? " L=" + std::to_string(*chunk) : "");
+  return std::string(strategy ? strategyName(*strategy) : "planner's choice") + (chunk ? " L=" + std::to_string(*chunk) : "") +
+         (lanes ? " lanes=" + std::to_string(*lanes) : "");
 }
 
 std::vector<PlanChoice> goldenPlans() {

@@ -47,6 +47,7 @@ struct GoldenReport {
 struct PlanChoice {
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
+  std::optional<int64_t> lanes;  // threads per channel, for a recurrence with a lane dimension
   std::string describe() const;
 };
 // The planner's own choice, then both strategies with chunks that do not divide the golden

@@ -1,5 +1,7 @@
 #include "runtime/cuda/PackageFormat.h"
 
+#include <algorithm>
+
 #include "runtime/cuda/CudaError.h"
 
 namespace scanforge::cuda {
@@ -68,6 +70,9 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
   r.channelDims = j.at("layout").at("channel_dims").get<std::vector<std::string>>();
   r.registerDims = j.at("layout").at("register_dims").get<std::vector<std::string>>();
   r.layoutNote = j.at("layout").at("note").get<std::string>();
+  r.laneDim = j.at("layout").value("lane_dim", std::string());
+  if (!r.laneDim.empty() && std::find(r.registerDims.begin(), r.registerDims.end(), r.laneDim) == r.registerDims.end())
+    throw CudaError("recurrence '" + r.name + "' deals '" + r.laneDim + "' to lanes, which is not one of its register dimensions");
   r.channels = j.at("channels").get<std::string>();
   r.recomputeBytesPerStep = j.at("recompute_bytes_per_step").get<std::string>();
   r.stepInstructions = j.value("step_instructions", std::string("0"));
@@ -102,6 +107,16 @@ const BufferDesc *RecurrenceDesc::buffer(const std::string &name) const {
   return nullptr;
 }
 
+namespace {
+
+nlohmann::json layoutJson(const RecurrenceDesc &rec) {
+  nlohmann::json layout = {{"channel_dims", rec.channelDims}, {"register_dims", rec.registerDims}, {"note", rec.layoutNote}};
+  if (!rec.laneDim.empty()) layout["lane_dim"] = rec.laneDim;
+  return layout;
+}
+
+}  // namespace
+
 nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences) {
   nlohmann::json list = nlohmann::json::array();
   for (const RecurrenceDesc &rec : recurrences) {
@@ -117,7 +132,7 @@ nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences) {
         {"direction", rec.reverse ? "reverse" : "forward"},
         {"source", rec.file},
         {"defines", rec.defines},
-        {"layout", {{"channel_dims", rec.channelDims}, {"register_dims", rec.registerDims}, {"note", rec.layoutNote}}},
+        {"layout", layoutJson(rec)},
         {"channels", rec.channels},
         {"recompute_bytes_per_step", rec.recomputeBytesPerStep},
         {"step_instructions", rec.stepInstructions},

@@ -57,6 +57,9 @@ struct LaunchDesc {
 // inputs; at 4, 1.5, for 8x the hops. The emitter picks G per recurrence and the manifest carries
 // it (`chain_group`, RecurrenceDesc::chainGroup); a manifest without it was written for 32.
 constexpr int kChainGroup = 32;
+// The macro and the formula variable of the lane count (RecurrenceDesc::laneDim).
+constexpr const char *kLanesDefine = "SF_LANES";
+constexpr const char *kLanesVariable = "$LANES";
 constexpr int kRegisterDimsChainGroup = 4;
 
 struct RecurrenceDesc {
@@ -65,6 +68,9 @@ struct RecurrenceDesc {
   std::string backward;        // a forward: its backward recurrence, if any
   bool reverse = false;        // runs from t = T-1 down to 0
   std::vector<std::string> channelDims, registerDims;
+  // A register dimension dealt to lanes: $LANES threads per channel (the planner's Plan::lanes,
+  // compiled as SF_LANES), each holding its size / $LANES elements. Empty: none ($LANES is 1).
+  std::string laneDim;
   std::string layoutNote;      // why the layout has no channel dimensions, if so
   std::string file;            // the .cu file in the package
   std::string source;
@@ -72,7 +78,7 @@ struct RecurrenceDesc {
   std::vector<BufferDesc> buffers;
   std::vector<std::string> zeroInit;           // buffers the runtime zeroes before the launches
   std::vector<LaunchDesc> sequential, chunked; // the two strategies, in launch order
-  std::string channels;                        // threads per batch element (formula)
+  std::string channels;                        // channels per batch element (formula); threads: times $LANES
   std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
   std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
   int chainGroup = kChainGroup;                // chunks per group of the chunked kernel's carry

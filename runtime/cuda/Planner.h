@@ -40,6 +40,7 @@ struct Plan {
   Strategy strategy = Strategy::Sequential;
   int64_t chunk = 1;   // L
   int64_t chunks = 1;  // NC = ceil(T / L)
+  int64_t lanes = 1;   // threads per channel ($LANES): a lane dimension's elements dealt to them
 };
 
 struct PlanRequest {

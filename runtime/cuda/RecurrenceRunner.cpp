@@ -54,7 +54,7 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
   };
   checkSize("B", shape.batch);
   checkSize("T", shape.steps);
-  Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}};
+  Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}, {kLanesVariable, plan.lanes}};
   std::set<std::string> needed = dimsOf(fwd_);
   for (const std::string &d : needed) {
     auto it = shape.dims.find(d);
@@ -68,12 +68,52 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
   return vars;
 }
 
-Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy, std::optional<int64_t> chunk) const {
-  Variables vars = variables(shape, Plan{});
+Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy, std::optional<int64_t> chunk,
+                            std::optional<int64_t> lanes) const {
+  Variables sizes = variables(shape, Plan{});  // names a missing or unknown dimension
+  std::vector<int64_t> candidates = {1};
+  if (!fwd_.laneDim.empty()) {
+    int64_t size = sizes.at(fwd_.laneDim);
+    if (lanes && (*lanes < 1 || *lanes > 32 || (*lanes & (*lanes - 1)) || size % *lanes))
+      throw CudaError(fwd_.name + ": " + std::to_string(*lanes) + " lanes per channel: not a power of two up to 32 that divides " +
+                      fwd_.laneDim + " = " + std::to_string(size) + " (" + shape.describe() + ")");
+    candidates.clear();
+    for (int64_t l = 1; l <= 32 && size % l == 0; l *= 2)
+      if (!lanes || l == *lanes) candidates.push_back(l);
+  } else if (lanes && *lanes != 1) {
+    throw CudaError(fwd_.name + " has no lane dimension, so it runs with 1 lane per channel, not " + std::to_string(*lanes));
+  }
+  std::optional<Plan> best;
+  double bestSeconds = 0;
+  std::optional<PlanRefused> refused;
+  for (int64_t l : candidates) {
+    PlanRequest request = planRequest(shape, l, strategy, chunk);
+    Plan p;
+    try {
+      p = cuda::plan(request);
+    } catch (const PlanRefused &e) {
+      refused.emplace(fwd_.name + ": " + e.what());
+      continue;
+    } catch (const CudaError &e) {
+      throw CudaError(fwd_.name + ": " + e.what());
+    }
+    p.lanes = l;
+    double seconds = predictPlan(request, p).seconds;
+    if (!best || seconds < bestSeconds) best = p, bestSeconds = seconds;
+  }
+  if (!best) throw *refused;
+  return *best;
+}
+
+PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,
+                                          std::optional<int64_t> chunk) const {
+  Plan withLanes;
+  withLanes.lanes = lanes;
+  Variables vars = variables(shape, withLanes);
   PlanRequest request;
   request.batch = shape.batch;
   request.steps = shape.steps;
-  request.channels = evaluate(fwd_.channels, vars);
+  request.channels = evaluate(fwd_.channels, vars) * lanes;  // threads
   request.stepInstructions = static_cast<double>(evaluate(fwd_.stepInstructions, vars) +
                                                  (bwd_ ? evaluate(bwd_->stepInstructions, vars) : 0));
   request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
@@ -81,10 +121,10 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   double read = 0, written = 0;
   addStepBytes(fwd_, vars, read, written);
   if (bwd_) addStepBytes(*bwd_, vars, read, written);
-  if (bwd_)  // [B, NC, channels, register elements] per parameter gradient
+  if (bwd_)  // [B, NC, channels, register elements] per parameter gradient, dealt to the lanes
     for (const BufferDesc &b : bwd_->buffers)
       if (const BufferDesc *partials = b.role == BufferRole::Accum ? bwd_->buffer(chunkPartialsOf(b.name)) : nullptr)
-        request.partialSumBytes += 4.0 * static_cast<double>(evaluate(partials->shape.back(), vars));
+        request.partialSumBytes += 4.0 * static_cast<double>(evaluate(partials->shape.back(), vars)) / static_cast<double>(lanes);
   request.readBytesPerStep = read / static_cast<double>(request.channels);
   request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();
@@ -94,13 +134,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   request.maxGridYZ = device_.maxGridYZ();
   request.strategy = strategy;
   request.chunk = chunk;
-  try {
-    return cuda::plan(request);
-  } catch (const PlanRefused &e) {
-    throw PlanRefused(fwd_.name + ": " + e.what());
-  } catch (const CudaError &e) {
-    throw CudaError(fwd_.name + ": " + e.what());
-  }
+  return request;
 }
 
 size_t RecurrenceRunner::bytes(const BufferDesc &buffer, const Shape &shape, const Plan &plan) const {
@@ -206,7 +240,8 @@ void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, i
     std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() +
                        (shape.batch < batch ? ", batch elements from " + std::to_string(first) + " of " + std::to_string(batch)
                                             : std::string()) + "; " +
-                       strategyName(plan.strategy) + ", L=" + std::to_string(plan.chunk) + "; grid " +
+                       strategyName(plan.strategy) + ", L=" + std::to_string(plan.chunk) +
+                       (rec.laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lanes") + "; grid " +
                        std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
                        std::to_string(config.grid[2]) + ", block " + std::to_string(config.block) + ", " +
                        std::to_string(config.sharedBytes) + " B shared) on " + device_.describe();

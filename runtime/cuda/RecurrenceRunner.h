@@ -36,7 +36,14 @@ class RecurrenceRunner {
   const RecurrenceDesc &forwardDesc() const { return fwd_; }
   const RecurrenceDesc *backwardDesc() const { return bwd_; }
 
-  Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {}) const;
+  // The planner's choice (Planner.h); with a lane dimension it also picks the lanes per channel
+  // (Plan::lanes) by the same cost model, among the powers of two up to 32 that divide the
+  // dimension's size. `lanes` forces that choice (a CudaError if it does not divide the size).
+  Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {},
+            std::optional<int64_t> lanes = {}) const;
+  // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, dimension sizes) for a
+  // call; a CudaError names a missing, unknown or out-of-range size.
+  Variables variables(const Shape &shape, const Plan &plan) const;
   // The size in bytes of a buffer of the forward or backward.
   size_t bytes(const BufferDesc &buffer, const Shape &shape, const Plan &plan) const;
 
@@ -48,7 +55,9 @@ class RecurrenceRunner {
   // The launches for batch elements [first, first + slice.batch) of a call of `batch` elements.
   void runSlice(const RecurrenceDesc &rec, const Shape &slice, int64_t first, int64_t batch, const Plan &plan,
                 const BufferMap &buffers, Stream stream);
-  Variables variables(const Shape &shape, const Plan &plan) const;
+  // What the planner is told about a call at `shape` with `lanes` threads per channel.
+  PlanRequest planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,
+                          std::optional<int64_t> chunk) const;
   LoadedModule &module(const RecurrenceDesc &rec, const Variables &vars);
   DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Variables &vars);
 

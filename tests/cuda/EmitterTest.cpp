@@ -34,13 +34,19 @@ TEST(CudaEmitter, ContractedDimensionsLiveInRegisters) {
   nlohmann::json ssm = manifestOfModel("selective_ssm");
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["channel_dims"], nlohmann::json({"d"}));
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["register_dims"], nlohmann::json({"n"}));
-  EXPECT_EQ(recurrence(ssm, "selective_ssm")["defines"], nlohmann::json({{"SF_DIM_n", "n"}}));
+  // n is also the lane dimension: dealt to $LANES threads per channel, a macro the plan sets.
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["defines"], nlohmann::json({{"SF_DIM_n", "n"}, {"SF_LANES", "$LANES"}}));
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["lane_dim"], "n");
   nlohmann::json attention = manifestOfModel("linear_attention");
   EXPECT_EQ(recurrence(attention, "linear_attention")["layout"]["channel_dims"], nlohmann::json({"e"}));
   EXPECT_EQ(recurrence(attention, "linear_attention")["layout"]["register_dims"], nlohmann::json({"k"}));
   nlohmann::json mingru = manifestOfModel("mingru");
   EXPECT_EQ(recurrence(mingru, "mingru")["layout"]["register_dims"], nlohmann::json::array());
   EXPECT_EQ(recurrence(mingru, "mingru")["channels"], "d");
+  EXPECT_FALSE(recurrence(mingru, "mingru")["layout"].contains("lane_dim"));
+  EXPECT_EQ(recurrence(mingru, "mingru")["strategies"]["sequential"][0]["grid"][0], "cdiv(d, 128)");
+  // Threads per batch element: channels times lanes.
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["strategies"]["sequential"][0]["grid"][0], "cdiv((d)*$LANES, 64)");
 }
 
 TEST(CudaEmitter, BackwardReadsAnOutputStateInsteadOfRecomputingIt) {
@@ -61,11 +67,12 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["role"], "checkpoint");
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["shape"], nlohmann::json({"$B", "$NC", "n", "d"}));
   EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
-  EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n)");  // 64 threads * 4 bytes * n floats
-  EXPECT_EQ(bwd["step_instructions"], "139+102*(n)");     // the state-sized ops once per element of n
+  EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n/$LANES)");  // 64 threads * 4 bytes * a lane's floats of n
+  // The state-sized ops once per element of n a lane holds; three sums over n, each a butterfly.
+  EXPECT_EQ(bwd["step_instructions"], "139+3*(2*log2($LANES))+102*(n/$LANES)");
   EXPECT_EQ(bwd["chain_group"], 4);                        // register dimensions: short carry groups
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
-  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n)*$L");
+  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n/$LANES)*$L");
   // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the
   // parameter gradients over batch and time; then the chunked kernel's chain.
   EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad", "C.grad", "A.grad", "D.grad", "sf.chain"}));

@@ -4,6 +4,7 @@
 // shapes, plans and bounds).
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "compiler/mlir/Target/Cuda/Prelude.h"
 #include "runtime/cuda/CudaError.h"
@@ -25,6 +26,37 @@ TEST_P(Emulation, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Models, Emulation, ::testing::ValuesIn(modelVariants()), variantName);
 INSTANTIATE_TEST_SUITE_P(EdgeCases, Emulation, ::testing::ValuesIn(edgeRecurrences()), variantName);
+
+// Register dimensions dealt to lanes (docs/cuda.md, "Lanes"): the selective SSM (its sum over n
+// becomes a butterfly across lanes, B.grad and C.grad add lane by lane) and linear attention (a
+// state over two dimensions, k dealt to lanes), every lane count that divides n = 8 from 2, both
+// strategies, one channel, 33 channels (a partial warp) and 130 (several blocks, a partial last
+// one), forward and backward against float64.
+TEST(Emulation, LaneDimensionsMatchReference) {
+  for (const char *model : {"selective_ssm", "linear_attention"}) {
+    auto compiled = compileReference(readModel(model), std::string(model) + ".scan");
+    ASSERT_TRUE(compiled);
+    std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+    ErrorSummary summary;
+    ReferenceRuns runs;
+    runs.registerSize = 8;
+    runs.shapes = std::vector<cuda::Shape>{};
+    for (auto [batch, steps, channels] : {std::tuple{2, 37, 33}, std::tuple{3, 20, 130}, std::tuple{1, 9, 1}}) {
+      cuda::Shape shape{batch, steps, {}};
+      std::string channel = std::string(model) == "selective_ssm" ? "d" : "e";
+      shape.dims[channel] = channels;
+      shape.dims[std::string(model) == "selective_ssm" ? "n" : "k"] = 8;
+      runs.shapes->push_back(shape);
+    }
+    runs.plans.clear();
+    for (int64_t lanes : {2, 4, 8}) {
+      runs.plans.push_back({cuda::Strategy::Sequential, 4, lanes});
+      runs.plans.push_back({cuda::Strategy::Chunked, 5, lanes});
+    }
+    checkAgainstReference(*compiled->module, *device, summary, runs);
+    std::cout << "[ emulation ] " << model << " with lanes: " << summary.describe() << "\n";
+  }
+}
 
 // A long sequence: T = 10^5 steps from initial states, chunked (the planner's choice at this
 // width: carries across thousands of chunks) and sequential, forward and backward, against the
@@ -131,7 +163,8 @@ TEST(Emulation, AddressesBeyondTwoToThe31Elements) {
 // Parameter gradients do not depend on the order blocks and warps run in: each (batch element,
 // chunk) writes its partial sums, and a second kernel adds them in a fixed order. Five emulator
 // seeds (five interleavings of resident blocks and warps) give the same bits, sequential and
-// chunked, at 130 channels (several blocks along x), B = 3, T = 37; per-channel parameters
+// chunked (with lanes too where a register dimension is dealt to them), at 130 channels (several
+// blocks along x), B = 3, T = 37, register dimensions of 4; per-channel parameters
 // (selective SSM, LRU, GLU RNN, the kitchen recurrence's w[d, n]) and a gradient summed over a
 // channel dimension the parameter lacks (outer's p[e], summed over d).
 TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
@@ -150,17 +183,20 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
     const cuda::RecurrenceDesc &bwd = package.recurrence(rec.backward);
     cuda::Shape shape{3, 37, {}};
     for (const std::string &d : rec.channelDims) shape.dims[d] = d == rec.channelDims.front() ? 130 : 2;
-    for (const std::string &d : rec.registerDims) shape.dims[d] = 3;
+    for (const std::string &d : rec.registerDims) shape.dims[d] = 4;
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
     cuda::Golden golden = cuda::readGolden(package::makeGolden(fwd, scan::backwardOf(fwd), analyses, shape, 5, true), rec.name);
     int accums = 0;
-    for (const cuda::PlanChoice &choice : {cuda::PlanChoice{cuda::Strategy::Sequential, 4}, cuda::PlanChoice{cuda::Strategy::Chunked, 5}}) {
+    std::vector<cuda::PlanChoice> choices = {{cuda::Strategy::Sequential, 4}, {cuda::Strategy::Chunked, 5}};
+    if (!rec.laneDim.empty())  // the lanes' partial sums, and a gradient without the lane dimension (D.grad)
+      choices.insert(choices.end(), {{cuda::Strategy::Sequential, 4, 4}, {cuda::Strategy::Chunked, 5, 2}});
+    for (const cuda::PlanChoice &choice : choices) {
       std::map<std::string, std::vector<double>> first;
       for (uint64_t seed = 1; seed <= 5; ++seed) {
         SCOPED_TRACE(program.name + " " + shape.describe() + ", " + choice.describe() + ", emulator seed " + std::to_string(seed));
         std::unique_ptr<EmulatedBackend> device = emulatedBackend(seed);
         cuda::RecurrenceRunner runner(package, rec.name, *device);
-        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk));
+        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk, choice.lanes));
         for (const cuda::TensorCheck &c : report.checks) {
           EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
           if (c.stage != "backward" || bwd.buffer(c.name)->role != cuda::BufferRole::Accum) continue;
@@ -193,7 +229,7 @@ TEST(EmittedPackage, GoldensPassOnTheEmulation) {
     cuda::RecurrenceRunner runner(package, golden.forward, *device);
     for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
       SCOPED_TRACE(golden.name + ", " + choice.describe());
-      cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(golden.shape, choice.strategy, choice.chunk));
+      cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(golden.shape, choice.strategy, choice.chunk, choice.lanes));
       EXPECT_FALSE(report.checks.empty());
       for (const cuda::TensorCheck &c : report.checks) EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
     }
@@ -364,6 +400,43 @@ extern "C" __global__ void __launch_bounds__(64) lane_sum(float *out, int skipLa
 }
 
 // A failing launch names the kernel, the recurrence, the shapes, the plan and the device.
+// With a lane dimension the runner plans every lane count that divides it and keeps the cheapest;
+// a forced lane count must be one of them.
+TEST(RecurrenceRunner, PlansLanesPerChannelByTheModel) {
+  auto compiled = compileReference(readModel("selective_ssm"), "selective_ssm.scan");
+  ASSERT_TRUE(compiled);
+  cuda::KernelPackage package = packageOf(*compiled->module);
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::RecurrenceRunner runner(package, "selective_ssm", *device);
+  cuda::Shape bench{8, 4096, {{"d", 1024}, {"n", 16}}};
+  cuda::Plan plan = runner.plan(bench);
+  // Whole registers (1 lane) bound the chunk at 12 steps by shared memory; 4 lanes allow 48.
+  EXPECT_GT(plan.lanes, 1) << cuda::strategyName(plan.strategy) << " L=" << plan.chunk;
+  EXPECT_EQ(runner.plan(bench, cuda::Strategy::Chunked, std::nullopt, 1).chunk, 12);
+  EXPECT_EQ(runner.plan(bench, cuda::Strategy::Sequential, 4, 16).lanes, 16);
+  EXPECT_EQ(runner.plan({2, 37, {{"d", 5}, {"n", 3}}}).lanes, 1);  // 3: no other lane count divides it
+  auto error = [&](const cuda::Shape &shape, int64_t lanes) {
+    try {
+      runner.plan(shape, std::nullopt, std::nullopt, lanes);
+    } catch (const cuda::CudaError &e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(bench, 3), "selective_ssm: 3 lanes per channel: not a power of two up to 32 that divides n = 16 (B=8 T=4096 d=1024 n=16)");
+  EXPECT_EQ(error(bench, 32), "selective_ssm: 32 lanes per channel: not a power of two up to 32 that divides n = 16 (B=8 T=4096 d=1024 n=16)");
+  auto gru = compileReference(readModel("mingru"), "mingru.scan");
+  ASSERT_TRUE(gru);
+  cuda::KernelPackage gruPackage = packageOf(*gru->module);
+  cuda::RecurrenceRunner gruRunner(gruPackage, "mingru", *device);
+  try {
+    gruRunner.plan({2, 5, {{"d", 3}}}, std::nullopt, std::nullopt, 2);
+    FAIL() << "lanes for a recurrence without a lane dimension";
+  } catch (const cuda::CudaError &e) {
+    EXPECT_EQ(std::string(e.what()), "mingru has no lane dimension, so it runs with 1 lane per channel, not 2");
+  }
+}
+
 TEST(RecurrenceRunner, LaunchErrorsNameKernelAndShapes) {
   auto compiled = compileReference(readModel("mingru"), "mingru.scan");
   ASSERT_TRUE(compiled);

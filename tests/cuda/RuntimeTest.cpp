@@ -30,12 +30,16 @@ TEST(Formula, EvaluatesSizesAndCeilingDivision) {
   EXPECT_EQ(evaluate("cdiv(d, 32)", v), 2);
   EXPECT_EQ(evaluate("256*(n+1) - 4 / 3", v), 256 * 17 - 1);
   EXPECT_EQ(evaluate(" ( $T ) ", v), 37);
+  EXPECT_EQ(evaluate("log2(n)", v), 4);
+  EXPECT_EQ(evaluate("log2(d)", v), 6);  // rounded up
+  EXPECT_EQ(evaluate("log2(1)", v), 0);
 }
 
 TEST(Formula, ErrorsNameTheFormula) {
   Variables v = {{"d", 3}};
   EXPECT_EQ(errorOf([&] { evaluate("d*e", v); }), "in size formula 'd*e': unknown size 'e'");
   EXPECT_EQ(errorOf([&] { evaluate("cdiv(d, 0)", v); }), "in size formula 'cdiv(d, 0)': division by zero");
+  EXPECT_EQ(errorOf([&] { evaluate("log2(d-3)", v); }), "in size formula 'log2(d-3)': log2 of 0");
   EXPECT_EQ(errorOf([&] { evaluate("d +", v); }), "in size formula 'd +': unexpected end");
   EXPECT_EQ(errorOf([&] { evaluate("d ) ", v); }), "in size formula 'd ) ': unexpected ')'");
   EXPECT_EQ(errorOf([&] { evaluate("4294967296*4294967296", v); }),
@@ -215,9 +219,12 @@ TEST(PackageFormat, ManifestRoundTripsAndRejectsUnknownRoles) {
                  {"h.checkpoints", BufferRole::Checkpoint, "f32", {"$B", "$NC", "1", "d"}, false, true}};
   rec.sequential = {{"sf_f_seq", {{ParamDesc::Kind::Buffer, "x"}, {ParamDesc::Kind::Int32, "$T"}}, {"1", "$B", "1"}, 128, "0"}};
   rec.chainGroup = 4;
+  rec.registerDims = {"n"};
+  rec.laneDim = "n";
   nlohmann::json manifest = toManifest({rec});
   std::vector<RecurrenceDesc> back = fromManifest(manifest, {{"f.cu", "// source"}});
   EXPECT_EQ(back[0].chainGroup, 4);
+  EXPECT_EQ(back[0].laneDim, "n");
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].source, "// source");
   EXPECT_TRUE(back[0].reverse);
@@ -236,6 +243,13 @@ TEST(PackageFormat, ManifestRoundTripsAndRejectsUnknownRoles) {
   older["recurrences"][0]["chain_group"] = 0;
   EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(older, {{"f.cu", ""}}, "pkg/manifest.json"); }),
             "pkg/manifest.json: recurrence 'f' has chain_group 0, not a positive count");
+
+  nlohmann::json noLanes = manifest;  // written before the field, or without a lane dimension
+  noLanes["recurrences"][0]["layout"].erase("lane_dim");
+  EXPECT_EQ(fromManifest(noLanes, {{"f.cu", ""}})[0].laneDim, "");
+  noLanes["recurrences"][0]["layout"]["lane_dim"] = "d";
+  EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(noLanes, {{"f.cu", ""}}, "pkg/manifest.json"); }),
+            "pkg/manifest.json: recurrence 'f' deals 'd' to lanes, which is not one of its register dimensions");
 
   manifest["recurrences"][0]["buffers"][0]["role"] = "scratchpad";
   EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(manifest, {{"f.cu", ""}}, "pkg/manifest.json"); }),

@@ -46,6 +46,11 @@ int printPtx(const std::vector<cuda::RecurrenceDesc> &recurrences, const std::st
       std::vector<std::string> defines;
       std::string sizes;
       for (auto &[macro, dim] : rec.defines) {
+        if (dim == cuda::kLanesVariable) {  // whole register dimensions per thread: one lane per channel
+          defines.push_back("-D" + macro + "=1");
+          sizes += " " + macro + "=1";
+          continue;
+        }
         bool given = dims.count(dim);
         int64_t size = given ? dims[dim] : kDefaultRegisterSize;
         defines.push_back("-D" + macro + "=" + std::to_string(size));

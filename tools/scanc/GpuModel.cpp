@@ -49,7 +49,7 @@ Reduced reducedOf(const cuda::RecurrenceRunner &runner, const cuda::Shape &full,
                                 : std::min(full.steps, kReducedSteps);
   steps = chunkedInTime ? steps / plan.chunk * plan.chunk : steps;
   cuda::Shape shape{1, steps, full.dims};
-  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps);
+  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps, plan.lanes);
   return {shape, reduced, static_cast<double>(full.batch * full.steps) / static_cast<double>(steps)};
 }
 
@@ -92,12 +92,6 @@ Buffers provide(cuda::RecurrenceRunner &runner, const cuda::Shape &shape, const 
   return out;
 }
 
-cuda::Variables variablesOf(const cuda::Shape &shape, const cuda::Plan &plan) {
-  cuda::Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}};
-  for (auto &[name, size] : shape.dims) vars[name] = size;
-  return vars;
-}
-
 const char *widthName(bool store, unsigned bytes) {
   static const std::map<unsigned, const char *> loads = {{1, "LDG.U8"}, {2, "LDG.U16"}, {4, "LDG.E"}, {8, "LDG.E.64"}, {16, "LDG.E.128"}};
   static const std::map<unsigned, const char *> stores = {{1, "STG.U8"}, {2, "STG.U16"}, {4, "STG.E"}, {8, "STG.E.64"}, {16, "STG.E.128"}};
@@ -136,7 +130,7 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
                            const cuda::Shape &full, const Reduced &reduced, const std::vector<gpu::KernelTraffic> &traffic,
                            const gpu::BinaryTools &tools, const cuda::RecurrenceRunner &runner, bool backward) {
   const std::vector<cuda::LaunchDesc> &launches = plan.strategy == cuda::Strategy::Sequential ? rec.sequential : rec.chunked;
-  cuda::Variables vars = variablesOf(full, plan);
+  cuda::Variables vars = runner.variables(full, plan);
   std::vector<std::string> defines, names;
   for (auto &[macro, formula] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(cuda::evaluate(formula, vars)));
   std::map<std::string, int> launchesOf;
@@ -222,7 +216,8 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
             << "); traffic emulated at " << reduced.shape.describe() << " and scaled by the bytes each launch is passed ("
             << format("%g", reduced.scale) << " for [B, T] tensors)"
             << "\nstrategy: " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
-            << " chunk(s)\nforward:\n";
+            << " chunk(s)" << (runner.forwardDesc().laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lane(s) per channel")
+            << "\nforward:\n";
   Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
   auto line = [&](const char *what, const Direction &d) {
     double ofCopy = gpu::fractionOfCopy(device, d.idealBytes, d.seconds);

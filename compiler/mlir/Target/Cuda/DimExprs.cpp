@@ -10,8 +10,8 @@ std::string identifier(llvm::StringRef name) {
   return out;
 }
 
-DimExprs::DimExprs(const scan::DimTable &table, DimMask channel, DimMask registers)
-    : channel_(channel), registers_(registers) {
+DimExprs::DimExprs(const scan::DimTable &table, DimMask channel, DimMask registers, int lane)
+    : channel_(channel), registers_(registers), lane_(lane) {
   for (size_t d = 0; d < table.size(); ++d) {
     names_.push_back(identifier(table.name(static_cast<int>(d))));
     formulaNames_.push_back(table.name(static_cast<int>(d)).str());
@@ -19,8 +19,13 @@ DimExprs::DimExprs(const scan::DimTable &table, DimMask channel, DimMask registe
 }
 
 std::string DimExprs::sizeExpr(int dim) const { return isChannel(dim) ? "n_" + names_[dim] : define(dim); }
-std::string DimExprs::indexExpr(int dim) const { return (isChannel(dim) ? "i_" : "r_") + names_[dim]; }
+std::string DimExprs::indexExpr(int dim) const {
+  return (isChannel(dim) ? "i_" : dim == lane_ ? "e_" : "r_") + names_[dim];
+}
 std::string DimExprs::define(int dim) const { return "SF_DIM_" + names_[dim]; }
+std::string DimExprs::regsDefine(int dim) const { return "SF_REGS_" + names_[dim]; }
+std::string DimExprs::regSizeExpr(int dim) const { return dim == lane_ ? regsDefine(dim) : sizeExpr(dim); }
+std::string DimExprs::regIndexExpr(int dim) const { return "r_" + names_[dim]; }
 
 std::vector<int> DimExprs::dimsOf(DimMask mask) const {
   std::vector<int> dims;
@@ -29,12 +34,36 @@ std::vector<int> DimExprs::dimsOf(DimMask mask) const {
   return dims;
 }
 
-std::string DimExprs::registerCount(DimMask mask) const { return extent(dimsOf(mask & registers_)); }
+std::string DimExprs::registerCount(DimMask mask) const {
+  std::vector<int> dims = dimsOf(mask & registers_);
+  if (dims.empty()) return "1";
+  std::string expr = regSizeExpr(dims[0]);
+  for (size_t i = 1; i < dims.size(); ++i) expr += " * " + regSizeExpr(dims[i]);
+  return dims.size() == 1 ? expr : "(" + expr + ")";
+}
 
 std::string DimExprs::registerIndex(DimMask mask) const {
   std::vector<int> dims = dimsOf(mask & registers_);
   if (dims.empty()) return "";
-  if (dims.size() == 1) return indexExpr(dims[0]);
+  std::string expr = regIndexExpr(dims[0]);
+  for (size_t i = 1; i < dims.size(); ++i) expr = "(" + expr + ") * " + regSizeExpr(dims[i]) + " + " + regIndexExpr(dims[i]);
+  return dims.size() == 1 ? expr : "(" + expr + ")";
+}
+
+std::string DimExprs::formulaRegisterCount(DimMask mask) const {
+  std::vector<int> dims = dimsOf(mask & registers_);
+  if (dims.empty()) return "1";
+  std::string expr;
+  for (int d : dims) expr += (expr.empty() ? "" : "*") + formulaNames_[d];
+  // The product over all lanes, then divided (exact: the lanes divide the lane dimension's size).
+  return mask & laneMask() ? expr + "/$LANES" : expr;
+}
+
+std::string DimExprs::elementCount(DimMask mask) const { return extent(dimsOf(mask & registers_)); }
+
+std::string DimExprs::elementIndex(DimMask mask) const {
+  std::vector<int> dims = dimsOf(mask & registers_);
+  if (dims.empty()) return "";
   return offset(dims);
 }
 

@@ -63,13 +63,14 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
     : info(info),
       fwd(forward),
       layout(layout),
-      exprs(dims.table(), layout.channelDims(), layout.contractedDims()),
+      exprs(dims.table(), layout.channelDims(), layout.contractedDims(), laneDimOf(layout)),
       values(info.op, dims, exprs, "v"),
       invariant(analyses.getChildAnalysis<scan::Invariants>(info.op).ops()) {
   scan::RecurrenceOp rec = info.op;
   stem = kernelStem(rec.getSymName());
   block = !layout.channelDims() ? 32 : layout.contractedDims() ? 64 : 128;
   channels = exprs.formulaExtent(exprs.dimsOf(exprs.channelDims()));
+  threads = exprs.laneDim() < 0 ? channels : "(" + channels + ")*$LANES";
   for (Operation &op : rec.getBodyBlock()) fullOps.push_back(&op);
   summaryOps = slice(rec, updatesOf(rec, [](llvm::StringRef) { return true; }));
   if (forward) {
@@ -156,7 +157,7 @@ void KernelContext::declareBuffers() {
   zeroInit.push_back(chainBuffer());
 }
 
-std::string KernelContext::channelBlocks() const { return "cdiv(" + channels + ", " + std::to_string(block) + ")"; }
+std::string KernelContext::channelBlocks() const { return "cdiv(" + threads + ", " + std::to_string(block) + ")"; }
 // A ticket counter, then one flag per tile (channel block, batch element, chunk).
 std::string KernelContext::chainLength() const { return "1+" + channelBlocks() + "*$B*$NC"; }
 
@@ -183,7 +184,7 @@ std::string KernelContext::recomputeBytesPerStep() const {
   if (recomputed.empty()) return "0";
   std::string floats;
   for (const scan::SavedState *s : recomputed)
-    floats += (floats.empty() ? "" : "+") + exprs.formulaExtent(exprs.dimsOf(s->state.mask & exprs.registerDims()));
+    floats += (floats.empty() ? "" : "+") + exprs.formulaRegisterCount(s->state.mask);
   return std::to_string(block * 4) + "*(" + floats + ")";
 }
 
@@ -240,25 +241,36 @@ std::string KernelContext::stateOffset(const scan::Port &s) const {
 }
 
 std::string KernelContext::chunkOffset(const scan::Port &s, const std::string &chunk) const {
-  std::string count = exprs.registerCount(s.mask), index = exprs.registerIndex(s.mask);
+  std::string count = exprs.elementCount(s.mask), index = exprs.elementIndex(s.mask);
   std::string first = "(long long)b * NC + " + chunk;
   std::string row = count == "1" ? first : linear(first, count, index);
   return linear(row, "sf_channels", "sf_q");
 }
 
 // Threads that would write the same element (they differ only in channel dimensions the port
-// lacks, and that are not summed over) leave it to the one at index 0; with warp collectives,
-// lanes past the last channel write nothing.
+// lacks, and that are not summed over, or in the lane dimension it lacks) leave it to the one at
+// index 0; with warp collectives, lanes past the last channel write nothing.
 std::string KernelContext::guardFor(DimMask port, DimMask partial, bool collectives) const {
   std::vector<std::string> conditions;
   if (collectives) conditions.push_back("sf_active");
+  conditions.push_back(laneGuard(port));
   for (int d : exprs.dimsOf(exprs.channelDims() & ~port & ~partial)) conditions.push_back(exprs.indexExpr(d) + " == 0");
   return conjunction(conditions);
 }
 
 std::string KernelContext::partialSumOffset(const scan::Port &accum, const std::string &slot) const {
-  std::string index = exprs.registerIndex(accum.mask);
-  return linear(linear(slot, "sf_channels", "sf_q"), exprs.registerCount(accum.mask), index.empty() ? "0" : index);
+  std::string index = exprs.elementIndex(accum.mask);
+  return linear(linear(slot, "sf_channels", "sf_q"), exprs.elementCount(accum.mask), index.empty() ? "0" : index);
+}
+
+std::string KernelContext::laneGuard(DimMask port) const {
+  return exprs.laneDim() >= 0 && !(port & exprs.laneMask()) ? "sf_lane == 0" : "";
+}
+
+// The register dimension dealt to lanes: the first contracted one (the selective SSM's n, linear
+// attention's k). Any one would be exact; the others stay whole in every lane.
+int laneDimOf(const scan::ParallelDims &layout) {
+  return layout.contractedDims() ? llvm::countr_zero(layout.contractedDims()) : -1;
 }
 
 std::string KernelContext::stateElement(const std::string &var, const scan::Port &s) const {

@@ -37,7 +37,8 @@ struct KernelContext {
   std::vector<const scan::SavedState *> recomputed;
   int block = 0;                         // threads per block
   std::string stem;                      // kernel-name stem
-  std::string channels;                  // threads per batch element, as a formula
+  std::string channels;                  // channels per batch element, as a formula
+  std::string threads;                   // threads per batch element: channels, times $LANES with a lane dimension
   bool warpCollectives = false;          // full steps reduce partial outputs across a warp
 
   std::string channelBlocks() const;      // blocks per batch element, as a formula
@@ -68,6 +69,8 @@ struct KernelContext {
   std::string chunkOffset(const scan::Port &s, const std::string &chunk = "sf_c") const;
   // The condition for this thread to write an element of a port with dims `port` (see .cpp).
   std::string guardFor(DimMask port, DimMask partial, bool collectives) const;
+  // "sf_lane == 0" for a port without the lane dimension (every lane holds the same value), else "".
+  std::string laneGuard(DimMask port) const;
   std::string stateElement(const std::string &var, const scan::Port &s) const;
   // A thread's element of a parameter gradient's partial sums at row `slot` (a C expression):
   // [slots, channels, register elements of the port].
@@ -87,6 +90,8 @@ struct KernelContext {
   std::set<std::string> takenNames_;
   std::map<std::string, std::string> slotOffset_;
 };
+
+int laneDimOf(const scan::ParallelDims &layout);  // the dimension dealt to lanes, -1 for none
 
 // Small pieces of generated C.
 std::string conjunction(const std::vector<std::string> &conditions);  // "a && b"

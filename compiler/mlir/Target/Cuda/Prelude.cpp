@@ -103,6 +103,13 @@ __device__ __forceinline__ void sf_atomic_add_warp(float *p, float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   if ((threadIdx.x & 31u) == 0u) atomicAdd(p, v);
 }
+// The same over a warp whose lanes hold `lanes` different elements (lane l the element at p of the
+// lanes l, l + lanes, ...): the sums stay apart, and the first `lanes` lanes add them.
+__device__ __forceinline__ void sf_atomic_add_lanes(float *p, float v, int lanes) {
+#pragma unroll
+  for (int offset = 16; offset >= lanes; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if ((threadIdx.x & 31u) < (unsigned)lanes) atomicAdd(p, v);
+}
 // ---- end of prelude ----
 )";
 }

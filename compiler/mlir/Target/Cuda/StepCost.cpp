@@ -62,8 +62,13 @@ std::string stepInstructions(const KernelContext &k) {
     for (mlir::Operation *op : ops) {
       if (!op->getNumResults() && !op->getNumOperands()) continue;
       mlir::Value v = op->getNumResults() ? op->getResult(0) : op->getOperand(op->getNumOperands() - 1);
-      scan::DimMask registers = values.dimsOf(v) & k.exprs.registerDims();
-      byRegisterCount[k.exprs.formulaExtent(k.exprs.dimsOf(registers))] += costOf(op);
+      byRegisterCount[k.exprs.formulaRegisterCount(values.dimsOf(v))] += costOf(op);
+      // A sum over the lane dimension adds across the lanes too: a shuffle and an add per step of
+      // the butterfly, for each element of the result.
+      if (auto sum = llvm::dyn_cast<scan::SumOp>(op); sum && k.exprs.laneDim() >= 0 &&
+                                                      values.dimsOf(sum.getOperand()) & ~values.dimsOf(v) & k.exprs.laneMask())
+        byRegisterCount[(values.dimsOf(v) & k.exprs.registerDims() ? k.exprs.formulaRegisterCount(values.dimsOf(v)) + "*" : "") +
+                        "2*log2($LANES)"] += 1;
     }
   };
   add(k.fullOps, k.values);

@@ -35,10 +35,14 @@ class StepPrinter {
 
   void print() {
     std::vector<StepLoad> loads = loadsOf();
-    // Batches of steps for scalar inputs; one step at a time when a thread loads whole register arrays.
-    bool arrays = llvm::any_of(loads, [&](const StepLoad &l) { return vp_.dimsOf(l.value) & k_.exprs.registerDims(); });
-    std::string batch = arrays ? "1" : std::to_string(loop_.batchSteps);
+    // Batches of steps for scalar inputs; with register arrays, as many steps as keep a batch's
+    // floats per input within one batch of scalars (one step when the arrays alone exceed it).
+    DimMask arrays = 0;
+    for (const StepLoad &l : loads) arrays |= vp_.dimsOf(l.value) & k_.exprs.registerDims();
+    std::string steps = std::to_string(loop_.batchSteps), count = k_.exprs.registerCount(arrays);
+    std::string batch = !arrays ? steps : "sf_batch";
     w_.open("");
+    if (arrays) w_.line("constexpr int sf_batch = " + count + " >= " + steps + " ? 1 : " + steps + " / " + count + ";");
     w_.line("const int sf_len = sf_hi - sf_lo;");
     w_.open("for (int sf_i0 = 0; sf_i0 < sf_len; sf_i0 += " + batch + ")");
     if (!loads.empty()) {
@@ -168,6 +172,9 @@ class StepPrinter {
       std::string value = vp_.element(v);
       if (!partial)
         in.line(ifGuard(guard) + "sf_st(" + buf + ", " + offset + ", " + value + ");");
+      else if (!(p.mask & k_.exprs.channelDims()) && (p.mask & k_.exprs.laneMask()))
+        // Lanes hold different elements: the warp adds across its channels, lane by lane.
+        in.line("sf_atomic_add_lanes(" + buf + " + " + offset + ", " + guarded(guard, value) + ", SF_LANES);");
       else if (!(p.mask & k_.exprs.channelDims()))
         in.line("sf_atomic_add_warp(" + buf + " + " + offset + ", " + guarded(guard, value) + ");");
       else

@@ -50,9 +50,10 @@ void ValuePrinter::declare(CodeWriter &w, mlir::Value v) const {
 void ValuePrinter::forEachRegister(CodeWriter &w, DimMask mask, const std::function<void(CodeWriter &)> &body) const {
   std::vector<int> dims = exprs_.dimsOf(mask & exprs_.registerDims());
   for (int d : dims) {
+    std::string r = exprs_.regIndexExpr(d);
     w.line("#pragma unroll");
-    w.open("for (int " + exprs_.indexExpr(d) + " = 0; " + exprs_.indexExpr(d) + " < " + exprs_.sizeExpr(d) + "; ++" +
-           exprs_.indexExpr(d) + ")");
+    w.open("for (int " + r + " = 0; " + r + " < " + exprs_.regSizeExpr(d) + "; ++" + r + ")");
+    if (d == exprs_.laneDim()) w.line("[[maybe_unused]] const int " + exprs_.indexExpr(d) + " = " + r + " * SF_LANES + sf_lane;");
   }
   body(w);
   for (size_t i = 0; i < dims.size(); ++i) w.close();
@@ -176,6 +177,14 @@ void ValuePrinter::printSum(CodeWriter &w, scan::SumOp sum) const {
     forEachRegister(w, dimsOf(result), [&](CodeWriter &inner) { inner.line(element(result) + " = 0.0f;"); });
   }
   forEachRegister(w, dimsOf(operand), [&](CodeWriter &inner) { inner.line(element(result) + " += " + element(operand) + ";"); });
+  if (dim != exprs_.laneDim()) return;
+  // The lanes' sums, added across the lanes in a butterfly: every lane ends with the whole sum, in
+  // the same bits (each addition meets the same two operands, in either order).
+  forEachRegister(w, dimsOf(result), [&](CodeWriter &inner) {
+    inner.line("#pragma unroll");
+    inner.line("for (int sf_o = 1; sf_o < SF_LANES; sf_o <<= 1) " + element(result) + " += __shfl_xor_sync(0xffffffffu, " +
+               element(result) + ", sf_o);");
+  });
 }
 
 }  // namespace scanforge::cuda
