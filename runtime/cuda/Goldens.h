@@ -47,7 +47,7 @@ struct GoldenReport {
 struct PlanChoice {
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
-  std::optional<int64_t> lanes;  // threads per channel, for a recurrence with a lane dimension
+  std::optional<int64_t> lanes = std::nullopt;  // threads per channel, for a recurrence with a lane dimension
   std::string describe() const;
 };
 // The planner's own choice, then both strategies with chunks that do not divide the golden

@@ -75,6 +75,7 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
     throw CudaError("recurrence '" + r.name + "' deals '" + r.laneDim + "' to lanes, which is not one of its register dimensions");
   r.channels = j.at("channels").get<std::string>();
   r.recomputeBytesPerStep = j.at("recompute_bytes_per_step").get<std::string>();
+  r.stateRegisters = j.value("state_registers", std::string("0"));
   r.stepInstructions = j.value("step_instructions", std::string("0"));
   r.chainGroup = j.value("chain_group", kChainGroup);
   if (r.chainGroup < 1) throw CudaError("recurrence '" + r.name + "' has chain_group " + std::to_string(r.chainGroup) + ", not a positive count");
@@ -135,6 +136,7 @@ nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences) {
         {"layout", layoutJson(rec)},
         {"channels", rec.channels},
         {"recompute_bytes_per_step", rec.recomputeBytesPerStep},
+        {"state_registers", rec.stateRegisters},
         {"step_instructions", rec.stepInstructions},
         {"chain_group", rec.chainGroup},
         {"buffers", buffers},

@@ -80,6 +80,7 @@ struct RecurrenceDesc {
   std::vector<LaunchDesc> sequential, chunked; // the two strategies, in launch order
   std::string channels;                        // channels per batch element (formula); threads: times $LANES
   std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
+  std::string stateRegisters = "0";            // floats of state per thread across steps (formula)
   std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
   int chainGroup = kChainGroup;                // chunks per group of the chunked kernel's carry
 

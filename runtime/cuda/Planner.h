@@ -69,6 +69,12 @@ struct PlanRequest {
 constexpr int64_t kMinChunk = 16;
 constexpr int64_t kSequentialChunk = 64;
 constexpr int64_t kSharedBudget = 48 * 1024;
+// Floats of state per thread (the manifest's state_registers) beyond which a kernel spills: ptxas
+// for sm_90 with 4 blocks of 64 threads per SM (255 registers at most) assembled linear attention's
+// backward with 64 floats (k = 128 on 4 lanes, k = 64 on 2) in 241 registers without spilling, and
+// spilled 832 bytes with 128 (k = 128 on 2 lanes). The runner deals a lane dimension to enough
+// lanes to stay within it.
+constexpr int64_t kMaxStateRegisters = 64;
 
 // Throws CudaError, naming the shapes, when no plan fits the limits.
 Plan plan(const PlanRequest &request);

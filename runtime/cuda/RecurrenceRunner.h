@@ -38,7 +38,8 @@ class RecurrenceRunner {
 
   // The planner's choice (Planner.h); with a lane dimension it also picks the lanes per channel
   // (Plan::lanes) by the same cost model, among the powers of two up to 32 that divide the
-  // dimension's size. `lanes` forces that choice (a CudaError if it does not divide the size).
+  // dimension's size and leave at most kMaxStateRegisters floats of state per thread. `lanes`
+  // forces that choice (a CudaError if it does not divide the size).
   Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {},
             std::optional<int64_t> lanes = {}) const;
   // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, dimension sizes) for a

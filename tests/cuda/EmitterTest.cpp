@@ -67,7 +67,10 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["role"], "checkpoint");
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["shape"], nlohmann::json({"$B", "$NC", "n", "d"}));
   EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
-  EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n/$LANES)");  // 64 threads * 4 bytes * a lane's floats of n
+  EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n/$LANES)");
+  // Per thread across steps: the adjoint s.adj and the recomputed s, each n / $LANES floats.
+  EXPECT_EQ(bwd["state_registers"], "n/$LANES+n/$LANES");
+  EXPECT_EQ(recurrence(m, "selective_ssm")["state_registers"], "n/$LANES");  // 64 threads * 4 bytes * a lane's floats of n
   // The state-sized ops once per element of n a lane holds; three sums over n, each a butterfly.
   EXPECT_EQ(bwd["step_instructions"], "139+3*(2*log2($LANES))+102*(n/$LANES)");
   EXPECT_EQ(bwd["chain_group"], 4);                        // register dimensions: short carry groups

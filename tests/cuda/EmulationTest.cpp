@@ -31,7 +31,7 @@ INSTANTIATE_TEST_SUITE_P(EdgeCases, Emulation, ::testing::ValuesIn(edgeRecurrenc
 // becomes a butterfly across lanes, B.grad and C.grad add lane by lane) and linear attention (a
 // state over two dimensions, k dealt to lanes), every lane count that divides n = 8 from 2, both
 // strategies, one channel, 33 channels (a partial warp) and 130 (several blocks, a partial last
-// one), forward and backward against float64.
+// one), and linear attention with 32 lanes at k = 64, forward and backward against float64.
 TEST(Emulation, LaneDimensionsMatchReference) {
   for (const char *model : {"selective_ssm", "linear_attention"}) {
     auto compiled = compileReference(readModel(model), std::string(model) + ".scan");
@@ -54,6 +54,12 @@ TEST(Emulation, LaneDimensionsMatchReference) {
       runs.plans.push_back({cuda::Strategy::Chunked, 5, lanes});
     }
     checkAgainstReference(*compiled->module, *device, summary, runs);
+    if (std::string(model) == "linear_attention") {  // a whole warp per channel: 32 lanes of two elements
+      ReferenceRuns warp;
+      warp.shapes = {{2, 9, {{"e", 3}, {"k", 64}}}};
+      warp.plans = {{cuda::Strategy::Sequential, 4, 32}, {cuda::Strategy::Chunked, 4, 32}};
+      checkAgainstReference(*compiled->module, *device, summary, warp);
+    }
     std::cout << "[ emulation ] " << model << " with lanes: " << summary.describe() << "\n";
   }
 }
@@ -425,6 +431,16 @@ TEST(RecurrenceRunner, PlansLanesPerChannelByTheModel) {
   };
   EXPECT_EQ(error(bench, 3), "selective_ssm: 3 lanes per channel: not a power of two up to 32 that divides n = 16 (B=8 T=4096 d=1024 n=16)");
   EXPECT_EQ(error(bench, 32), "selective_ssm: 32 lanes per channel: not a power of two up to 32 that divides n = 16 (B=8 T=4096 d=1024 n=16)");
+  // Matrix states at head sizes people use: k dealt to enough lanes that the backward's two states
+  // (S.adj and the recomputed S) stay within kMaxStateRegisters floats per thread.
+  auto attention = compileReference(readModel("linear_attention"), "linear_attention.scan");
+  ASSERT_TRUE(attention);
+  cuda::KernelPackage attentionPackage = packageOf(*attention->module);
+  cuda::RecurrenceRunner attentionRunner(attentionPackage, "linear_attention", *device);
+  for (int64_t k : {64, 128}) {
+    cuda::Plan p = attentionRunner.plan({8, 4096, {{"e", 1024}, {"k", k}}});
+    EXPECT_LE(2 * k / p.lanes, cuda::kMaxStateRegisters) << "k=" << k << ": " << p.lanes << " lanes";
+  }
   auto gru = compileReference(readModel("mingru"), "mingru.scan");
   ASSERT_TRUE(gru);
   cuda::KernelPackage gruPackage = packageOf(*gru->module);

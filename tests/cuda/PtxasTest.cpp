@@ -1,12 +1,14 @@
 // Every generated kernel of every model in models/, forward and backward, both directions, f32
 // and bf16, compiles with NVRTC for sm_80 and sm_90 and assembles with ptxas without spilling a
-// byte (register dimensions of 16: Mamba's state size). Registers per kernel are printed.
+// byte (register dimensions of 16: Mamba's state size; and linear attention's head sizes 64 and
+// 128 with the lanes the runner plans). Registers per kernel are printed.
 #include <cstdio>
 #include <cstring>
 #include <set>
 
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/RecurrenceRunner.h"
 #include "tests/cuda/CudaTestUtil.h"
 
 namespace scanforge::test {
@@ -54,45 +56,89 @@ std::vector<KernelStats> parse(const std::string &log) {
   return out;
 }
 
-class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
-
-TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
-  const cuda::Nvrtc *nvrtc = nullptr;
-  try {
-    nvrtc = &cuda::Nvrtc::get();
-  } catch (const cuda::CudaUnavailable &e) {
-    GTEST_SKIP() << "[SKIP] " << e.what();
+// Assembles every kernel of `rec` for sm_80 and sm_90 with these macro values; expects no spill.
+void expectNoSpills(const cuda::Nvrtc &nvrtc, const cuda::RecurrenceDesc &rec, const std::map<std::string, int64_t> &values) {
+  std::vector<std::string> defines;
+  std::string sizes;
+  for (auto &[macro, value] : values) {
+    defines.push_back("-D" + macro + "=" + std::to_string(value));
+    sizes += " " + macro + "=" + std::to_string(value);
   }
-  auto compiled = compileReference(GetParam().source, GetParam().name + ".scan");
-  ASSERT_TRUE(compiled);
-  for (const cuda::RecurrenceDesc &rec : kernelsOf(*compiled->module)) {
-    std::vector<std::string> defines;
-    for (auto &[macro, dim] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(kRegisterSize));
-    std::set<std::string> kernels;
-    for (const cuda::LaunchDesc &l : rec.sequential) kernels.insert(l.kernel);
-    for (const cuda::LaunchDesc &l : rec.chunked) kernels.insert(l.kernel);
-    for (const std::string arch : {"sm_80", "sm_90"}) {
-      SCOPED_TRACE(rec.file + " for " + arch);
-      std::string ptx;
-      ASSERT_NO_THROW(ptx = nvrtc->compile(rec.source, rec.file, arch, defines, cuda::Nvrtc::Output::Ptx));
-      int status = 0;
-      std::string log = runPtxas(ptx, arch, status);
-      ASSERT_EQ(status, 0) << log;
-      std::vector<KernelStats> stats = parse(log);
-      EXPECT_EQ(stats.size(), kernels.size()) << log;
-      for (const KernelStats &k : stats) {
-        EXPECT_TRUE(kernels.count(k.kernel)) << k.kernel;
-        std::cout << "[ ptxas ] " << arch << " " << k.kernel << ": " << k.registers << " registers, " << k.stackBytes
-                  << " bytes stack, " << k.spillStores << "+" << k.spillLoads << " bytes spilled\n";
-        EXPECT_EQ(k.spillStores, 0) << k.kernel;
-        EXPECT_EQ(k.spillLoads, 0) << k.kernel;
-        EXPECT_GT(k.registers, 0) << k.kernel << ": ptxas printed no register count";
-      }
+  std::set<std::string> kernels;
+  for (const cuda::LaunchDesc &l : rec.sequential) kernels.insert(l.kernel);
+  for (const cuda::LaunchDesc &l : rec.chunked) kernels.insert(l.kernel);
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    SCOPED_TRACE(rec.file + " for " + arch + sizes);
+    std::string ptx;
+    ASSERT_NO_THROW(ptx = nvrtc.compile(rec.source, rec.file, arch, defines, cuda::Nvrtc::Output::Ptx));
+    int status = 0;
+    std::string log = runPtxas(ptx, arch, status);
+    ASSERT_EQ(status, 0) << log;
+    std::vector<KernelStats> stats = parse(log);
+    EXPECT_EQ(stats.size(), kernels.size()) << log;
+    for (const KernelStats &k : stats) {
+      EXPECT_TRUE(kernels.count(k.kernel)) << k.kernel;
+      std::cout << "[ ptxas ] " << arch << sizes << " " << k.kernel << ": " << k.registers << " registers, " << k.stackBytes
+                << " bytes stack, " << k.spillStores << "+" << k.spillLoads << " bytes spilled\n";
+      EXPECT_EQ(k.spillStores, 0) << k.kernel;
+      EXPECT_EQ(k.spillLoads, 0) << k.kernel;
+      EXPECT_GT(k.registers, 0) << k.kernel << ": ptxas printed no register count";
     }
   }
 }
 
+const cuda::Nvrtc *nvrtcOrNull(std::string &why) {
+  try {
+    return &cuda::Nvrtc::get();
+  } catch (const cuda::CudaUnavailable &e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
+
+// Register dimensions of 16, held whole by each thread (1 lane) and, for a lane dimension, also
+// dealt to 16 lanes.
+TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
+  std::string why;
+  const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);
+  if (!nvrtc) GTEST_SKIP() << "[SKIP] " << why;
+  auto compiled = compileReference(GetParam().source, GetParam().name + ".scan");
+  ASSERT_TRUE(compiled);
+  for (const cuda::RecurrenceDesc &rec : kernelsOf(*compiled->module))
+    for (int64_t lanes : rec.laneDim.empty() ? std::vector<int64_t>{1} : std::vector<int64_t>{1, kRegisterSize}) {
+      std::map<std::string, int64_t> values;
+      for (auto &[macro, formula] : rec.defines) values[macro] = formula == cuda::kLanesVariable ? lanes : kRegisterSize;
+      expectNoSpills(*nvrtc, rec, values);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, Ptxas, ::testing::ValuesIn(modelVariants()), variantName);
+
+// Linear attention at the head sizes people use (k = 64 and 128), with the lanes the runner plans
+// at B=8 T=4096 e=1024: a matrix state per channel held across lanes, no spill (whole in one
+// thread, k = 128 spills hundreds of bytes).
+TEST(PtxasHeadSizes, LinearAttentionAt64And128WithThePlannedLanes) {
+  std::string why;
+  const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);
+  if (!nvrtc) GTEST_SKIP() << "[SKIP] " << why;
+  auto compiled = compileReference(readModel("linear_attention"), "linear_attention.scan");
+  ASSERT_TRUE(compiled);
+  cuda::KernelPackage package = packageOf(*compiled->module);
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::RecurrenceRunner runner(package, "linear_attention", *device);
+  for (int64_t k : {64, 128}) {
+    cuda::Shape shape{8, 4096, {{"e", 1024}, {"k", k}}};
+    cuda::Plan plan = runner.plan(shape);
+    cuda::Variables vars = runner.variables(shape, plan);
+    for (const cuda::RecurrenceDesc *rec : {&runner.forwardDesc(), runner.backwardDesc()}) {
+      std::map<std::string, int64_t> values;
+      for (auto &[macro, formula] : rec->defines) values[macro] = cuda::evaluate(formula, vars);
+      expectNoSpills(*nvrtc, *rec, values);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace scanforge::test

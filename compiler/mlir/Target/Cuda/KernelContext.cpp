@@ -188,6 +188,14 @@ std::string KernelContext::recomputeBytesPerStep() const {
   return std::to_string(block * 4) + "*(" + floats + ")";
 }
 
+std::string KernelContext::stateRegisters() const {
+  std::string floats;
+  auto add = [&](const scan::Port &state) { floats += (floats.empty() ? "" : "+") + exprs.formulaRegisterCount(state.mask); };
+  for (const scan::Port &s : info.states) add(s);
+  for (const scan::SavedState *s : recomputed) add(s->state);
+  return floats.empty() ? "0" : floats;
+}
+
 // Shared memory holds, per thread, the recomputed forward states of each step of the chunk; the
 // thread index is fastest, so a warp's accesses fall in distinct banks.
 std::string KernelContext::slotElement(const scan::Port &state, const std::string &slot) const {

@@ -54,6 +54,9 @@ struct KernelContext {
   bool needsRecompute(const OpList &ops) const;
   std::string recomputeFloats() const;        // per thread and step, a C expression
   std::string recomputeBytesPerStep() const;  // per block and step, a formula ("0" if none)
+  // Floats of state a thread holds across steps (its states, and a backward's recomputed forward
+  // states), a formula: what decides whether the kernels fit in registers.
+  std::string stateRegisters() const;
   // The shared-memory slot of one element of `state` at chunk step `slot`.
   std::string slotElement(const scan::Port &state, const std::string &slot) const;
 

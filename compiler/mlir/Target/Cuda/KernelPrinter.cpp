@@ -47,6 +47,7 @@ class Printer {
     r.file = identifier(r.name) + ".cu";
     r.channels = k_.channels;
     r.recomputeBytesPerStep = k_.recomputeBytesPerStep();
+    r.stateRegisters = k_.stateRegisters();
     r.stepInstructions = stepInstructions(k_);
     r.chainGroup = chainGroup();
     r.buffers = k_.buffers;
