@@ -145,21 +145,23 @@ struct Timing {
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
 };
 
-// A plan the user forces on every case (--strategy, --chunk); the planner fills in the rest.
+// A plan the user forces on every case (--strategy, --chunk, --lanes: the last only where a
+// recurrence has a lane dimension); the planner fills in the rest.
 struct ForcedPlan {
   std::optional<Strategy> strategy;
-  std::optional<int64_t> chunk;
-  bool any() const { return strategy || chunk; }
+  std::optional<int64_t> chunk, lanes;
+  bool any() const { return strategy || chunk || lanes; }
 };
 
 Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats,
                 const ForcedPlan &forced) {
   RecurrenceRunner runner(package, c.recurrence, gpu);
-  Plan plan = runner.plan(c.shape, forced.strategy, forced.chunk);
   const RecurrenceDesc &fwd = runner.forwardDesc();
   const RecurrenceDesc *bwd = runner.backwardDesc();
+  Plan plan = runner.plan(c.shape, forced.strategy, forced.chunk, fwd.laneDim.empty() ? std::nullopt : forced.lanes);
   Timing t{c.recurrence, "f32", c.shape.describe(),
-           std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk)};
+           std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk) +
+               (fwd.laneDim.empty() ? "" : " lanes=" + std::to_string(plan.lanes))};
 
   // One device buffer per name: the forward's output is the backward's forward_output, and so on.
   // Optional buffers are left out (zero initial states, final states not kept) unless the backward
@@ -262,6 +264,10 @@ int run(int argc, char **argv) {
   app.add_option("--strategy", strategy, "time every case with this strategy, sequential or chunked, instead of the planner's")
       ->check(CLI::IsMember({"sequential", "chunked"}));
   app.add_option("--chunk", chunk, "time every case with chunks (checkpoint intervals) of this many steps");
+  int64_t lanes = 0;
+  app.add_option("--lanes", lanes,
+                 "time recurrences with a lane dimension (selective_ssm's n) with this many threads per channel, a power "
+                 "of two up to 32 that divides it, instead of the planner's");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -272,8 +278,10 @@ int run(int argc, char **argv) {
   ForcedPlan forced;
   if (!strategy.empty()) forced.strategy = strategy == "chunked" ? Strategy::Chunked : Strategy::Sequential;
   if (app.count("--chunk")) forced.chunk = chunk;
+  if (app.count("--lanes")) forced.lanes = lanes;
   // The model's predictions are for the planner's plans.
-  if (forced.any() && !predictionsFile.empty()) throw CudaError("--predictions holds the planner's plans: leave it out with --strategy or --chunk");
+  if (forced.any() && !predictionsFile.empty())
+    throw CudaError("--predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes");
 
   KernelPackage package = KernelPackage::load(dir);
   if (names.empty())
