@@ -278,6 +278,7 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
 
   gpu::EmulatorOptions options;
   options.cacheDir = cuda::KernelCache::defaultDirectory().parent_path() / "emulator";
+  options.detectRaces = false;  // the model needs the traffic; the emulation tests look for races
   gpu::EmulatedBackend emulator(options);
   std::cout << "# " << path << ": GPU model report; every time and fraction below is predicted by the model "
             << "(docs/cuda.md), not measured\n";

@@ -524,8 +524,9 @@ void Launch::access(const void *address, unsigned size, unsigned kind, const voi
     t.log.push_back({reinterpret_cast<uintptr_t>(pc), a, size, write, space[0] == 's'});
   if (write) ++progress_;
   if (sync) {
-    if (kind != kSfEmuVolatileWrite) acquire(t, a);
-    if (write) release(t, a);
+    // What threads acquire and release orders their accesses for the race detector only.
+    if (options_.detectRaces && kind != kSfEmuVolatileWrite) acquire(t, a);
+    if (options_.detectRaces && write) release(t, a);
     return;
   }
   if (write && space[0] == 'g') t.fenced = false;
