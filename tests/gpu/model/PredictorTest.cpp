@@ -34,6 +34,7 @@ KernelTraffic stream(double elements, uint64_t sectorsPerRequest) {
     i.bytesPerLane = 4;
     i.requests = requests;
     i.sectors = requests * sectorsPerRequest;
+    i.dramSectors = i.sectors;  // every sector read or written by one warp only
     i.laneBytes = requests * 128;
     t.instructions.push_back(i);
   }
@@ -116,6 +117,7 @@ TEST(Predictor, ScalesTrafficAndSumsACall) {
   KernelTraffic t = scaleTraffic(stream(1024, 4), 2.5);
   EXPECT_EQ(t.instructions[0].requests, 80u);
   EXPECT_EQ(t.instructions[0].sectors, 320u);
+  EXPECT_EQ(t.instructions[0].dramSectors, 320u);
   EXPECT_EQ(t.globalLaneBytes(), 2u * 80 * 128);
   KernelPrediction a, b;
   a.seconds = 1e-3;

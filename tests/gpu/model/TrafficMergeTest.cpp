@@ -26,8 +26,9 @@ TEST(TrafficMerge, SplitVectorLoadIsOneRequest) {
       logs[lane].push_back({1 + c, 2 * kBase + 16 * lane + 4 * c, 4, false, false});
     }
   std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
   auto lanes = pointers(logs);
-  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &) { return uintptr_t{1}; });
+  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &) { return uintptr_t{1}; }, 0, owners);
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[1].requests, 2u);
   EXPECT_EQ(into[1].sectors, 32u);  // 16 per array
@@ -43,8 +44,9 @@ TEST(TrafficMerge, BranchArmsOfOneStoreAreOneRequest) {
     for (uintptr_t step = 0; step < 2; ++step)
       logs[lane].push_back({10 + lane % 2, kBase + 4096 * step + 4 * lane, 4, true, false});
   std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
   auto lanes = pointers(logs);
-  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc - a.pc % 2; });
+  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc - a.pc % 2; }, 0, owners);
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[10].requests, 2u);
   EXPECT_EQ(into[10].sectors, 8u);  // 4 per step: coalesced
@@ -59,10 +61,32 @@ TEST(TrafficMerge, ScalarNeighboursOfDifferentLinesStayApart) {
     logs[lane].push_back({21, kBase + 8 * lane + 4, 4, false, false});
   }
   std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
   auto lanes = pointers(logs);
-  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc; });
+  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc; }, 0, owners);
   EXPECT_EQ(into[20].requests + into[21].requests, 2u);
   EXPECT_EQ(into[20].bytesPerLane, 4u);
+}
+
+// DRAM sectors: a sector another warp touched first is a cache hit; a warp's own re-read is not.
+TEST(TrafficMerge, SectorsOtherWarpsTouchedFirstAreCacheHits) {
+  auto read = [](uintptr_t address) {
+    std::vector<std::vector<LaneAccess>> logs(32);
+    for (uintptr_t lane = 0; lane < 32; ++lane) logs[lane].push_back({30, address + 4 * lane, 4, false, false});
+    return logs;
+  };
+  std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
+  auto merge = [&](std::vector<std::vector<LaneAccess>> logs, uint64_t warp) {
+    auto lanes = pointers(logs);
+    TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc; }, warp, owners);
+  };
+  merge(read(kBase), 0);        // warp 0 reads 4 sectors from DRAM
+  merge(read(kBase), 1);        // warp 1 reads the same row: hits
+  merge(read(kBase + 64), 1);   // half of it again (hits) and 2 new sectors
+  merge(read(kBase), 0);        // warp 0 again: its own data, moved again (a rescan)
+  EXPECT_EQ(into[30].sectors, 16u);
+  EXPECT_EQ(into[30].dramSectors, 4u + 0 + 2 + 4);
 }
 
 }  // namespace

@@ -85,6 +85,7 @@ std::vector<KernelTraffic> EmulatedBackend::traffic() const {
       i.bytesPerLane = std::max(i.bytesPerLane, t.bytesPerLane);
       i.requests += t.requests;
       i.sectors += t.sectors;
+      i.dramSectors += t.dramSectors;
       i.laneBytes += t.laneBytes;
       i.wavefronts += t.wavefronts;
     }

@@ -158,6 +158,7 @@ class Launch {
   FiberPool &fibers_;
   LaunchOptions options_;
   std::map<uintptr_t, PcTraffic> &traffic_;
+  SectorOwners sectorOwners_;  // this launch's first toucher of each global sector
   // pc -> the first pc seen of its source line and kind (an access's pc has one kind)
   std::unordered_map<uintptr_t, uintptr_t> lineKeys_;
   std::map<std::tuple<std::string, bool, bool>, uintptr_t> firstPcOfLine_;
@@ -579,7 +580,9 @@ void Launch::runWarp(Block &b, unsigned warp) {
     for (const LaneAccess &a : *log)
       if (!lineKeys_.count(a.pc)) unseen.insert(lib_.offsetOf(reinterpret_cast<const void *>(a.pc)));
   if (!unseen.empty()) lib_.sites({unseen.begin(), unseen.end()});
-  TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); });
+  uint64_t warpsPerBlock = (config_.block + kWarp - 1) / kWarp;
+  TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); },
+                             uint64_t{b.linear} * warpsPerBlock + warp, sectorOwners_);
 }
 
 uintptr_t Launch::lineKey(const LaneAccess &a) {

@@ -16,6 +16,13 @@ uint64_t KernelTraffic::globalSectors() const {
   return n;
 }
 
+uint64_t KernelTraffic::dramSectors() const {
+  uint64_t n = 0;
+  for (const InstructionTraffic &i : instructions)
+    if (!i.shared) n += i.dramSectors;
+  return n;
+}
+
 uint64_t KernelTraffic::globalLaneBytes() const {
   uint64_t n = 0;
   for (const InstructionTraffic &i : instructions)

@@ -5,6 +5,11 @@
 // lanes; its sectors are the distinct 32-byte segments of global memory those lanes touch (a fully
 // coalesced 4-byte access by 32 lanes is 4 sectors, 128 bytes). Shared-memory wavefronts count the
 // bank-conflict replays: a request whose lanes hit distinct words of one bank k times costs k.
+//
+// DRAM traffic is estimated from the sectors with one rule for caches: a sector that another warp
+// of the launch touched first is served by L1 or L2 (a row every channel reads, the rest of a
+// sector a neighbouring warp wrote); a sector only its own warp touched before is moved again (a
+// chunk's rescan: whether it would still be in L2 depends on sizes the reduced run does not have).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +26,7 @@ struct InstructionTraffic {
   unsigned bytesPerLane = 0;   // the widest access width seen: 4 (LDG.E), 8, 16 (LDG.E.128)
   uint64_t requests = 0;       // warp-level executions
   uint64_t sectors = 0;        // global: 32-byte sectors touched, summed over requests
+  uint64_t dramSectors = 0;    // those not first touched by another warp (see above)
   uint64_t laneBytes = 0;      // bytes the active lanes asked for, summed over requests
   uint64_t wavefronts = 0;     // shared: bank-conflict replays, summed over requests (>= requests)
 };
@@ -35,7 +41,8 @@ struct KernelTraffic {
   uint64_t globalSectors() const;    // loads and stores
   uint64_t globalLaneBytes() const;  // what the lanes asked for
   uint64_t sharedLaneBytes() const;
-  uint64_t bytesMoved() const { return 32 * globalSectors(); }
+  uint64_t dramSectors() const;
+  uint64_t bytesMoved() const { return 32 * dramSectors(); }  // DRAM, by the rule above
   // Global sectors per request, and the ideal for the same lane bytes (1.0 = perfectly coalesced).
   double sectorsPerRequest() const;
   double sectorEfficiency() const;  // laneBytes / (32 * sectors)

@@ -50,7 +50,8 @@ uint64_t bankWavefronts(std::vector<uint64_t> &words, unsigned widest) {
 }  // namespace
 
 void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into,
-                                const std::function<uintptr_t(const LaneAccess &)> &lineOf) {
+                                const std::function<uintptr_t(const LaneAccess &)> &lineOf, uint64_t warp,
+                                SectorOwners &owners) {
   // (line, k-th execution by the lane) -> request
   std::unordered_map<uintptr_t, std::vector<Request>> requests;
   for (std::vector<LaneAccess> *log : lanes) {
@@ -85,7 +86,10 @@ void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, s
         t.wavefronts += bankWavefronts(r.sectors, r.widest);
       } else {
         std::sort(r.sectors.begin(), r.sectors.end());
-        t.sectors += std::unique(r.sectors.begin(), r.sectors.end()) - r.sectors.begin();
+        r.sectors.erase(std::unique(r.sectors.begin(), r.sectors.end()), r.sectors.end());
+        t.sectors += r.sectors.size();
+        for (uint64_t s : r.sectors)
+          if (owners.try_emplace(s, warp).first->second == warp) ++t.dramSectors;
       }
     }
 }

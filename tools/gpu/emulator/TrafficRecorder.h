@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tools/gpu/emulator/Traffic.h"
@@ -33,16 +34,20 @@ struct LaneAccess {
 struct PcTraffic {
   bool store = false, shared = false;
   unsigned bytesPerLane = 0;
-  uint64_t requests = 0, sectors = 0, laneBytes = 0, wavefronts = 0;
+  uint64_t requests = 0, sectors = 0, dramSectors = 0, laneBytes = 0, wavefronts = 0;
 };
+
+// The warp that first touched each global sector of a launch (Traffic.h: the rule for caches).
+using SectorOwners = std::unordered_map<uint64_t, uint64_t>;
 
 class TrafficRecorder {
  public:
   // Merges the logs of one warp's lanes (cleared afterwards) into `into`, keyed by `lineOf(access)`:
   // one program counter of the accesses of the same kind (load or store, global or shared) on the
   // access's source line.
+  // `warp` is the warp's index in the launch; `owners` the launch's first toucher of each sector.
   static void mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into,
-                        const std::function<uintptr_t(const LaneAccess &)> &lineOf);
+                        const std::function<uintptr_t(const LaneAccess &)> &lineOf, uint64_t warp, SectorOwners &owners);
 };
 
 }  // namespace scanforge::gpu

@@ -71,6 +71,7 @@ KernelTraffic scaleTraffic(const KernelTraffic &traffic, double factor) {
   for (InstructionTraffic &i : scaled.instructions) {
     i.requests = times(i.requests);
     i.sectors = times(i.sectors);
+    i.dramSectors = times(i.dramSectors);
     i.laneBytes = times(i.laneBytes);
     i.wavefronts = times(i.wavefronts);
   }
