@@ -171,7 +171,15 @@ class Launch {
   std::string error_;
   uint64_t progress_ = 0, spinsSinceProgress_ = 0;
   size_t notStarted_ = 0;
-  std::map<uintptr_t, Knowledge> syncClocks_;  // per released location
+  // Per released location: what its releasers had acquired (shared, not copied: a thread's
+  // Knowledge is never changed once shared; thousands of locations may hold the same one) and
+  // their own epochs and release counts.
+  static constexpr size_t kSharedClockParts = 8;
+  struct SyncClock {
+    std::vector<std::shared_ptr<Knowledge>> acquired;
+    Knowledge own;
+  };
+  std::map<uintptr_t, SyncClock> syncClocks_;
   std::vector<std::string> races_;
   std::set<std::pair<uint32_t, uint32_t>> racePcs_;
 };
@@ -450,7 +458,8 @@ void Launch::acquire(Thread &t, uintptr_t address) {
   auto it = syncClocks_.find(address);
   if (it == syncClocks_.end()) return;
   auto k = std::make_shared<Knowledge>(t.knowledge ? *t.knowledge : Knowledge{});
-  k->join(it->second);
+  for (const std::shared_ptr<Knowledge> &part : it->second.acquired) k->join(*part);
+  k->join(it->second.own);
   t.knowledge = std::move(k);
 }
 
@@ -458,11 +467,16 @@ void Launch::acquire(Thread &t, uintptr_t address) {
 // before its last barrier, everything the thread did, and everything it had acquired.
 void Launch::release(Thread &t, uintptr_t address) {
   if (!t.fenced) return;
-  Knowledge &clock = syncClocks_[address];
-  if (t.knowledge) clock.join(*t.knowledge);
-  uint32_t &epoch = clock.blockEpochs[t.block->linear];
+  SyncClock &clock = syncClocks_[address];
+  if (t.knowledge && std::find(clock.acquired.begin(), clock.acquired.end(), t.knowledge) == clock.acquired.end())
+    clock.acquired.push_back(t.knowledge);
+  if (clock.acquired.size() > kSharedClockParts) {  // a location many threads release (a ticket counter): merged
+    for (const std::shared_ptr<Knowledge> &part : clock.acquired) clock.own.join(*part);
+    clock.acquired.clear();
+  }
+  uint32_t &epoch = clock.own.blockEpochs[t.block->linear];
   epoch = std::max(epoch, t.block->epoch);
-  uint32_t &count = clock.releases[t.global + 1];
+  uint32_t &count = clock.own.releases[t.global + 1];
   count = std::max(count, t.releases + 1);
   ++t.releases;
 }
