@@ -74,23 +74,24 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   std::vector<int64_t> candidates = {1};
   if (!fwd_.laneDim.empty()) {
     int64_t size = sizes.at(fwd_.laneDim);
-    if (lanes && (*lanes < 1 || *lanes > 32 || (*lanes & (*lanes - 1)) || size % *lanes))
-      throw CudaError(fwd_.name + ": " + std::to_string(*lanes) + " lanes per channel: not a power of two up to 32 that divides " +
-                      fwd_.laneDim + " = " + std::to_string(size) + " (" + shape.describe() + ")");
     candidates.clear();
-    for (int64_t l = 1; l <= 32 && size % l == 0; l *= 2)
-      if (!lanes || l == *lanes) candidates.push_back(l);
-    // Unless forced: only lane counts whose states fit in registers (the most lanes if none does).
-    auto stateFloats = [&](int64_t l) {
-      Plan p;
-      p.lanes = l;
-      Variables vars = variables(shape, p);
-      return std::max(evaluate(fwd_.stateRegisters, vars), bwd_ ? evaluate(bwd_->stateRegisters, vars) : 0);
-    };
-    std::vector<int64_t> fitting;
-    for (int64_t l : candidates)
-      if (stateFloats(l) <= kMaxStateRegisters) fitting.push_back(l);
-    if (!lanes) candidates = fitting.empty() ? std::vector<int64_t>{candidates.back()} : fitting;
+    for (int64_t l = 1; l <= 32 && size % l == 0; l *= 2) candidates.push_back(l);
+    if (lanes) {
+      if (std::find(candidates.begin(), candidates.end(), *lanes) == candidates.end())
+        throw CudaError(fwd_.name + ": " + std::to_string(*lanes) + " lanes per channel: not a power of two up to 32 that divides " +
+                        fwd_.laneDim + " = " + std::to_string(size) + " (" + shape.describe() + ")");
+      candidates = {*lanes};
+    } else {  // only lane counts whose states fit in registers (the most lanes if none does)
+      std::vector<int64_t> fitting;
+      for (int64_t l : candidates) {
+        Plan p;
+        p.lanes = l;
+        Variables vars = variables(shape, p);
+        if (std::max(evaluate(fwd_.stateRegisters, vars), bwd_ ? evaluate(bwd_->stateRegisters, vars) : 0) <= kMaxStateRegisters)
+          fitting.push_back(l);
+      }
+      candidates = fitting.empty() ? std::vector<int64_t>{candidates.back()} : fitting;
+    }
   } else if (lanes && *lanes != 1) {
     throw CudaError(fwd_.name + " has no lane dimension, so it runs with 1 lane per channel, not " + std::to_string(*lanes));
   }

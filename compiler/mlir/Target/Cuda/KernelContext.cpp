@@ -86,6 +86,7 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
   }
   for (Operation *op : fullOps)
     if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && warpReduced(out)) warpCollectives = true;
+  if (exprs.laneDim() >= 0) warpCollectives = true;
   declareBuffers();
 }
 

@@ -39,7 +39,9 @@ struct KernelContext {
   std::string stem;                      // kernel-name stem
   std::string channels;                  // channels per batch element, as a formula
   std::string threads;                   // threads per batch element: channels, times $LANES with a lane dimension
-  bool warpCollectives = false;          // full steps reduce partial outputs across a warp
+  // Full steps exchange values across a warp (partial outputs reduced, sums over the lane
+  // dimension), so every lane stays to the end.
+  bool warpCollectives = false;
 
   std::string channelBlocks() const;      // blocks per batch element, as a formula
 

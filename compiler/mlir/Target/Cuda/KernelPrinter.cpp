@@ -339,8 +339,7 @@ class Printer {
 
   // Each thread walks all of t; the forward writes the state before every chunk of L steps.
   LaunchDesc printSequentialKernel(CodeWriter &w) {
-    // Lanes add across their warp, so with a lane dimension every thread stays to the end.
-    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives || lanes();
+    bool recompute = k_.needsRecompute(k_.fullOps), collectives = k_.warpCollectives;
     std::string name = k_.stem + "_seq";
     Signature sig = stepSignature(k_.fullOps, recompute, false);
     sizeParams(sig);
