@@ -21,6 +21,7 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/RecurrenceRunner.h"
+#include "tools/common/ForcedPlan.h"
 #include "tools/common/JsonCommand.h"
 #include "tools/common/OpenGpu.h"
 #include "tools/common/Predictions.h"
@@ -28,6 +29,8 @@
 namespace {
 
 using namespace scanforge::cuda;
+using scanforge::tools::ForcedPlan;
+using scanforge::tools::ForcedPlanOptions;
 
 constexpr int kDone = 0, kFailed = 1;
 
@@ -145,14 +148,6 @@ struct Timing {
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
 };
 
-// A plan the user forces on every case (--strategy, --chunk, --lanes: the last only where a
-// recurrence has a lane dimension); the planner fills in the rest.
-struct ForcedPlan {
-  std::optional<Strategy> strategy;
-  std::optional<int64_t> chunk, lanes;
-  bool any() const { return strategy || chunk || lanes; }
-};
-
 Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats,
                 const ForcedPlan &forced) {
   RecurrenceRunner runner(package, c.recurrence, gpu);
@@ -259,26 +254,14 @@ int run(int argc, char **argv) {
                "--shape), and exit: no GPU needed");
   app.add_option("--json", jsonFile, "also write every measurement, prediction and peer time to this JSON file");
   app.add_option("--cache", cacheDir, "kernel cache directory");
-  std::string strategy;
-  int64_t chunk = 0;
-  app.add_option("--strategy", strategy, "time every case with this strategy, sequential or chunked, instead of the planner's")
-      ->check(CLI::IsMember({"sequential", "chunked"}));
-  app.add_option("--chunk", chunk, "time every case with chunks (checkpoint intervals) of this many steps");
-  int64_t lanes = 0;
-  app.add_option("--lanes", lanes,
-                 "time recurrences with a lane dimension (selective_ssm's n) with this many threads per channel, a power "
-                 "of two up to 32 that divides it, instead of the planner's");
+  ForcedPlanOptions forcedOptions(app, "time every case");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? kDone : kFailed;
   }
   if (repeats < 1) throw CudaError("--repeats must be at least 1");
-  if (app.count("--chunk") && chunk < 1) throw CudaError("--chunk must be at least 1, not " + std::to_string(chunk));
-  ForcedPlan forced;
-  if (!strategy.empty()) forced.strategy = strategy == "chunked" ? Strategy::Chunked : Strategy::Sequential;
-  if (app.count("--chunk")) forced.chunk = chunk;
-  if (app.count("--lanes")) forced.lanes = lanes;
+  ForcedPlan forced = forcedOptions.forced();
   // The model's predictions are for the planner's plans.
   if (forced.any() && !predictionsFile.empty())
     throw CudaError("--predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes");

@@ -194,11 +194,11 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
 // Prints the prediction of each direction of `rec` at `full`; with `predictions`, also adds them to that file.
 void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &package, const RecurrenceDesc &rec,
                       const cuda::Shape &full, gpu::EmulatedBackend &emulator, const gpu::BinaryTools &tools,
-                      const std::string &predictions) {
+                      const std::string &predictions, const ForcedPlan &forced) {
   cuda::RecurrenceRunner runner(package, rec.name, emulator);
   cuda::Plan plan;
   try {
-    plan = runner.plan(full);
+    plan = runner.plan(full, forced.strategy, forced.chunk, rec.laneDim.empty() ? std::nullopt : forced.lanes);
   } catch (const cuda::CudaError &e) {
     throw ShapeError(e.what());
   }
@@ -215,7 +215,7 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   std::cout << "# " << rec.name << " at " << full.describe() << " on " << device.name << " (" << device.arch
             << "); traffic emulated at " << reduced.shape.describe() << " and scaled by the bytes each launch is passed ("
             << format("%g", reduced.scale) << " for [B, T] tensors)"
-            << "\nstrategy: " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
+            << "\nstrategy" << (forced.any() ? " (forced)" : "") << ": " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
             << " chunk(s)" << (runner.forwardDesc().laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lane(s) per channel")
             << "\nforward:\n";
   Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
@@ -240,7 +240,7 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
 }  // namespace
 
 int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch, const std::string &predictions,
-             const CompileOptions &compile) {
+             const ForcedPlan &forced, const CompileOptions &compile) {
   const gpu::DeviceSpec *device = nullptr;
   cuda::Shape full;
   try {
@@ -284,7 +284,7 @@ int gpuModel(const std::string &path, const std::string &shapeText, const std::s
             << "(docs/cuda.md), not measured\n";
   try {
     for (const RecurrenceDesc &rec : package->recurrences())
-      if (rec.adjointOf.empty()) reportRecurrence(*device, *package, rec, full, emulator, *tools, predictions);
+      if (rec.adjointOf.empty()) reportRecurrence(*device, *package, rec, full, emulator, *tools, predictions, forced);
   } catch (const ShapeError &e) {
     std::cerr << "scanc: error: --gpu-model " << path << " --shape " << shapeText << ": " << e.what() << "\n";
     return kUserError;

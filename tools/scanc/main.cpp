@@ -204,6 +204,7 @@ int run(int argc, char **argv) {
   app.add_option("--predictions", predictionsFile,
                  "also add --gpu-model's per-call predictions to this JSON file (scan-gpu-bench --predictions reads it)")
       ->needs(gpuModelOption);
+  tools::ForcedPlanOptions forcedOptions(app, "predict", gpuModelOption);
 
   auto *check = app.add_subcommand("check", "check .scan files and print diagnostics");
   std::vector<std::string> checkFiles;
@@ -245,7 +246,16 @@ int run(int argc, char **argv) {
       return kUserError;
     }
     try {
-      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile, compile);
+      tools::ForcedPlan forced = forcedOptions.forced();
+      // The predictions scan-gpu-bench prints beside its measurements are for the planner's plans.
+      if (forced.any() && !predictionsFile.empty()) {
+        std::cerr << "scanc: error: --predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes\n";
+        return kUserError;
+      }
+      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile, forced, compile);
+    } catch (const cuda::CudaError &e) {
+      std::cerr << "scanc: error: " << e.what() << "\n";
+      return kUserError;
     } catch (const CompileError &e) {
       std::cerr << e.what();
       return std::string(e.what()).rfind("internal error", 0) == 0 ? kInternalError : kUserError;

@@ -1,0 +1,54 @@
+// --strategy, --chunk, --lanes: a plan the user forces instead of the planner's, for tools that
+// time it (scan-gpu-bench) or predict it (scanc --gpu-model); the planner fills in the rest.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/Planner.h"
+
+namespace scanforge::tools {
+
+struct ForcedPlan {
+  std::optional<cuda::Strategy> strategy;
+  std::optional<int64_t> chunk, lanes;  // lanes: only where a recurrence has a lane dimension
+  bool any() const { return strategy || chunk || lanes; }
+};
+
+// The options as parsed; `forced()` checks and converts them after CLI::App::parse.
+class ForcedPlanOptions {
+ public:
+  // `what` says what the plan is forced for, e.g. "time every case" or "predict".
+  ForcedPlanOptions(CLI::App &app, const std::string &what, CLI::Option *needs = nullptr) {
+    auto *s = app.add_option("--strategy", strategy_, what + " with this strategy, sequential or chunked, instead of the planner's")
+                  ->check(CLI::IsMember({"sequential", "chunked"}));
+    chunk_ = app.add_option("--chunk", chunkSteps_, what + " with chunks (checkpoint intervals) of this many steps");
+    lanes_ = app.add_option("--lanes", laneCount_,
+                            what + " with this many threads per channel where a recurrence has a lane dimension "
+                                   "(selective_ssm's n): a power of two up to 32 that divides it, instead of the planner's");
+    if (needs)
+      for (CLI::Option *o : {s, chunk_, lanes_}) o->needs(needs);
+  }
+
+  ForcedPlan forced() const {
+    ForcedPlan plan;
+    if (!strategy_.empty()) plan.strategy = strategy_ == "chunked" ? cuda::Strategy::Chunked : cuda::Strategy::Sequential;
+    if (chunk_->count()) {
+      if (chunkSteps_ < 1) throw cuda::CudaError("--chunk must be at least 1, not " + std::to_string(chunkSteps_));
+      plan.chunk = chunkSteps_;
+    }
+    if (lanes_->count()) plan.lanes = laneCount_;
+    return plan;
+  }
+
+ private:
+  std::string strategy_;
+  int64_t chunkSteps_ = 0, laneCount_ = 0;
+  CLI::Option *chunk_ = nullptr, *lanes_ = nullptr;
+};
+
+}  // namespace scanforge::tools
