@@ -2,10 +2,12 @@
 // (the kernel source compiled as host C++) and compared with the float64 reference interpreter at
 // odd shapes, with and without initial states, under both strategies (see ReferenceCheck.h for the
 // shapes, plans and bounds).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tuple>
 
+#include "compiler/mlir/Dialect/Scan/IR/Numerics.h"
 #include "compiler/mlir/Target/Cuda/Prelude.h"
 #include "runtime/cuda/CudaError.h"
 #include "tests/cuda/ReferenceCheck.h"
@@ -307,6 +309,50 @@ extern "C" __global__ void __launch_bounds__(128) gates(const float *x, float *o
     }
   }
   std::cout << "[ prelude ] worst ulps: sigmoid " << worst[0] << ", softplus " << worst[1] << ", g " << worst[2] << "\n";
+}
+
+// The language's exp (sf_exp: the argument clamped so that the result is normal and finite) against
+// float64 of the clamped argument, from -100 to 100 and at the special values: within 4 ulp, finite
+// for every finite or infinite argument, NaN for NaN only.
+TEST(PreludeMath, LanguageExpWithinFourUlp) {
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  cuda::ModuleSource source{"exp.cu", cuda::cudaPrelude() + R"(
+extern "C" __global__ void __launch_bounds__(128) exps(const float *x, float *out, int n) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i < n) out[i] = sf_exp(x[i]);
+}
+)", {}, {{"exps", 3}}};
+  std::unique_ptr<cuda::LoadedModule> module = device->load(source);
+  std::vector<float> x;
+  for (int i = -40000; i <= 40000; ++i) x.push_back(static_cast<float>(i) * 0.0025f + 1e-4f * static_cast<float>(i % 7));
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, scan::kExpArgMin, scan::kExpArgMax, std::nextafter(scan::kExpArgMax, 0.0f),
+                  1e4f, -1e4f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN})
+    x.push_back(v);
+  int n = static_cast<int>(x.size());
+  cuda::DeviceBuffer in(*device, x.size() * 4), out(*device, x.size() * 4);
+  device->upload(in.get(), x.data(), x.size() * 4);
+  cuda::DevicePtr inPtr = in.get(), outPtr = out.get();
+  void *args[] = {&inPtr, &outPtr, &n};
+  cuda::LaunchConfig config;
+  config.grid[0] = static_cast<unsigned>((n + 127) / 128);
+  config.block = 128;
+  module->launch("exps", config, args, 0);
+  std::vector<float> got(x.size());
+  device->download(got.data(), out.get(), got.size() * 4);
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "exp(NaN) = " << got[i];
+      continue;
+    }
+    ASSERT_TRUE(std::isfinite(got[i])) << "exp(" << x[i] << ") = " << got[i];
+    double want = std::exp(std::clamp(static_cast<double>(x[i]), static_cast<double>(scan::kExpArgMin),
+                                      static_cast<double>(scan::kExpArgMax)));
+    double ulps = std::fabs(got[i] - want) / std::ldexp(1.0, std::max(std::ilogb(want), -126) - 23);
+    worst = std::max(worst, ulps);
+    EXPECT_LE(ulps, 4.0) << "exp(" << std::hexfloat << x[i] << ") = " << got[i] << ", float64 " << want;
+  }
+  std::cout << "[ prelude ] worst ulps: exp " << worst << "\n";
 }
 
 // minLSTM's gate sigmoid(softplus(a) - softplus(b)), one quotient in the prelude, against float64
