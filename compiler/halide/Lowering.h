@@ -31,6 +31,9 @@ class Lowering {
   Halide::Expr materialize(int id);
   Halide::Expr compute(int id);
   Halide::Expr contract(const Node &n, llvm::StringRef dimName);
+  // exp(-|max(b, 0) - max(a, 0)|) of a ratio of softplus terms over nodes a and b
+  // (cpu::sigmoidOfSoftplusDifference's `ed`).
+  Halide::Expr expOfScale(int a, int b);
 
   Schedule &s_;
   const Graph &g_;

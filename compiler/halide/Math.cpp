@@ -81,15 +81,16 @@ Expr sigmoid(Expr x, bool negated) {
   return Halide::select(positive, 1.0f, e) / (1.0f + e);
 }
 
-Expr sigmoidOfSoftplusDifference(Expr a, Expr aMagnitude, Expr b, Expr bMagnitude) {
+Expr softplusDifferenceScale(Expr a, Expr b) { return Halide::max(b, 0.0f) - Halide::max(a, 0.0f); }
+
+Expr sigmoidOfSoftplusDifference(Expr a, Expr b, Expr ea, Expr eb, Expr ed) {
   // 1 + e^a = e^max(a, 0) (1 + exp(-|a|)), likewise for b: with d = max(b, 0) - max(a, 0), the
   // quotient is pa / (pa + pb e^d), pa = 1 + exp(-|a|) and pb = 1 + exp(-|b|) in [1, 2]; the larger
   // scale divides out, leaving exp(-|d|) <= 1 on the smaller side. A NaN in a or b reaches pa or pb.
-  Expr pa = 1.0f + cpu::expMinusMagnitude(aMagnitude), pb = 1.0f + cpu::expMinusMagnitude(bMagnitude);
-  Expr d = Halide::max(b, 0.0f) - Halide::max(a, 0.0f), e = cpu::expMinusMagnitude(d);
-  Expr bLarger = d > 0.0f;
-  Expr num = Halide::select(bLarger, pa * e, pa);
-  return num / (num + Halide::select(bLarger, pb, pb * e));
+  Expr pa = 1.0f + ea, pb = 1.0f + eb;
+  Expr bLarger = softplusDifferenceScale(a, b) > 0.0f;
+  Expr num = Halide::select(bLarger, pa * ed, pa);
+  return num / (num + Halide::select(bLarger, pb, pb * ed));
 }
 
 Expr log(Expr x) {
