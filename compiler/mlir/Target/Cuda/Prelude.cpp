@@ -80,8 +80,11 @@ __device__ __forceinline__ float sf_softplus(float x) {
 // backend computes the same (compiler/halide/Math.cpp). NaN: pa or pb, so num or den, is NaN.
 __device__ __forceinline__ float sf_sigmoid_softplus_difference(float a, float b) {
   const float pa = 1.0f + expf(-fabsf(a)), pb = 1.0f + expf(-fabsf(b));
-  const float d = fmaxf(b, 0.0f) - fmaxf(a, 0.0f), e = expf(-fabsf(d));
-  const float num = d > 0.0f ? pa * e : pa, den = num + (d > 0.0f ? pb : pb * e);
+  // e = exp(-|d|) written symmetrically in a and b (min - max), so that the complement's call
+  // (b, a) is the same expression and the compiler computes the exponential once for both gates.
+  const float ma = fmaxf(a, 0.0f), mb = fmaxf(b, 0.0f), e = expf(fminf(ma, mb) - fmaxf(ma, mb));
+  const bool bLarger = mb > ma;  // d > 0
+  const float num = bLarger ? pa * e : pa, den = num + (bLarger ? pb : pb * e);
   // num / den from the approximate reciprocal and one correction (two FMAs, no division).
   const float r = sf_rcp_approx(den), q0 = num * r, q = fmaf(fmaf(-den, q0, num), r, q0);
   return q > 1.0f ? 1.0f : q;
