@@ -34,8 +34,14 @@ __device__ __forceinline__ float sf_ld(const float *p, long long i) { return p[i
 __device__ __forceinline__ float sf_ld(const sf_bf16 *p, long long i) {
   return __uint_as_float(static_cast<unsigned>(p[i]) << 16);
 }
-// float -> bfloat16, rounding to nearest even; NaN stays a (quiet) NaN.
+// float -> bfloat16, rounding to nearest even; NaN stays a (quiet) NaN. On sm_80 and later one
+// conversion instruction (PTX cvt.rn.bf16.f32), before it integer code (and on the emulator).
 __device__ __forceinline__ sf_bf16 sf_bf16_bits(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
+  return h;
+#endif
   unsigned u = __float_as_uint(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<sf_bf16>((u >> 16) | 0x40u);
   u += 0x7fffu + ((u >> 16) & 1u);
