@@ -245,6 +245,25 @@ TEST(EmittedPackage, GoldensPassOnTheEmulation) {
   }
 }
 
+// Runs `kernel(const float *x, float *out, int n)` of `source` over x in blocks of 128 threads;
+// returns its `outputs` results per element, output after output ([outputs][x.size()]).
+std::vector<float> runElementwise(EmulatedBackend &device, const cuda::ModuleSource &source, const std::string &kernel,
+                                  const std::vector<float> &x, int outputs) {
+  std::unique_ptr<cuda::LoadedModule> module = device.load(source);
+  int n = static_cast<int>(x.size());
+  cuda::DeviceBuffer in(device, x.size() * 4), out(device, outputs * x.size() * 4);
+  device.upload(in.get(), x.data(), x.size() * 4);
+  cuda::DevicePtr inPtr = in.get(), outPtr = out.get();
+  void *args[] = {&inPtr, &outPtr, &n};
+  cuda::LaunchConfig config;
+  config.grid[0] = static_cast<unsigned>((n + 127) / 128);
+  config.block = 128;
+  module->launch(kernel, config, args, 0);
+  std::vector<float> got(outputs * x.size());
+  device.download(got.data(), out.get(), got.size() * 4);
+  return got;
+}
+
 // The prelude's gate functions (branch-free, MUFU.RCP for the reciprocal; the emulator gives that
 // reciprocal the 1-ulp error PTX documents, the exponential is the host's) against float64 from
 // -120 to 120 and at the special values: within 4 ulp where the result is a normal float, finite
@@ -260,21 +279,10 @@ extern "C" __global__ void __launch_bounds__(128) gates(const float *x, float *o
   out[2 * n + i] = sf_g(x[i]);
 }
 )", {}, {{"gates", 3}}};
-  std::unique_ptr<cuda::LoadedModule> module = device->load(source);
   std::vector<float> x;
   for (int i = -24000; i <= 24000; ++i) x.push_back(static_cast<float>(i) * 0.005f);
   for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e4f, -1e4f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN}) x.push_back(v);
-  int n = static_cast<int>(x.size());
-  cuda::DeviceBuffer in(*device, x.size() * 4), out(*device, 3 * x.size() * 4);
-  device->upload(in.get(), x.data(), x.size() * 4);
-  cuda::DevicePtr inPtr = in.get(), outPtr = out.get();
-  void *args[] = {&inPtr, &outPtr, &n};
-  cuda::LaunchConfig config;
-  config.grid[0] = static_cast<unsigned>((n + 127) / 128);
-  config.block = 128;
-  module->launch("gates", config, args, 0);
-  std::vector<float> got(3 * x.size());
-  device->download(got.data(), out.get(), got.size() * 4);
+  std::vector<float> got = runElementwise(*device, source, "gates", x, 3);
   auto sigmoid = [](double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); };
   auto softplus = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); };
   auto g = [&](double v) { return v >= 0 ? v + 0.5 : sigmoid(v); };
@@ -322,23 +330,12 @@ extern "C" __global__ void __launch_bounds__(128) exps(const float *x, float *ou
   if (i < n) out[i] = sf_exp(x[i]);
 }
 )", {}, {{"exps", 3}}};
-  std::unique_ptr<cuda::LoadedModule> module = device->load(source);
   std::vector<float> x;
   for (int i = -40000; i <= 40000; ++i) x.push_back(static_cast<float>(i) * 0.0025f + 1e-4f * static_cast<float>(i % 7));
   for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, scan::kExpArgMin, scan::kExpArgMax, std::nextafter(scan::kExpArgMax, 0.0f),
                   1e4f, -1e4f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN})
     x.push_back(v);
-  int n = static_cast<int>(x.size());
-  cuda::DeviceBuffer in(*device, x.size() * 4), out(*device, x.size() * 4);
-  device->upload(in.get(), x.data(), x.size() * 4);
-  cuda::DevicePtr inPtr = in.get(), outPtr = out.get();
-  void *args[] = {&inPtr, &outPtr, &n};
-  cuda::LaunchConfig config;
-  config.grid[0] = static_cast<unsigned>((n + 127) / 128);
-  config.block = 128;
-  module->launch("exps", config, args, 0);
-  std::vector<float> got(x.size());
-  device->download(got.data(), out.get(), got.size() * 4);
+  std::vector<float> got = runElementwise(*device, source, "exps", x, 1);
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i])) {
