@@ -10,6 +10,7 @@
 
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/Planner.h"
+#include "runtime/cuda/RecurrenceRunner.h"
 
 namespace scanforge::tools {
 
@@ -17,6 +18,18 @@ struct ForcedPlan {
   std::optional<cuda::Strategy> strategy;
   std::optional<int64_t> chunk, lanes;  // lanes: only where a recurrence has a lane dimension
   bool any() const { return strategy || chunk || lanes; }
+
+  // The runner's plan at `shape` with what is forced (the lane count only for a recurrence with a
+  // lane dimension; the others run with one lane); a CudaError names a forced value that cannot be.
+  cuda::Plan planFor(const cuda::RecurrenceRunner &runner, const cuda::Shape &shape) const {
+    return runner.plan(shape, strategy, chunk, runner.forwardDesc().laneDim.empty() ? std::nullopt : lanes);
+  }
+  // A predictions file (tools/common/Predictions.h) holds the planner's plans: a CudaError when
+  // one is asked for with a forced plan.
+  void refusePredictions(const std::string &predictionsFile) const {
+    if (any() && !predictionsFile.empty())
+      throw cuda::CudaError("--predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes");
+  }
 };
 
 // The options as parsed; `forced()` checks and converts them after CLI::App::parse.

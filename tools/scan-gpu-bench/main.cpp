@@ -153,7 +153,7 @@ Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package,
   RecurrenceRunner runner(package, c.recurrence, gpu);
   const RecurrenceDesc &fwd = runner.forwardDesc();
   const RecurrenceDesc *bwd = runner.backwardDesc();
-  Plan plan = runner.plan(c.shape, forced.strategy, forced.chunk, fwd.laneDim.empty() ? std::nullopt : forced.lanes);
+  Plan plan = forced.planFor(runner, c.shape);
   Timing t{c.recurrence, "f32", c.shape.describe(),
            std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk) +
                (fwd.laneDim.empty() ? "" : " lanes=" + std::to_string(plan.lanes))};
@@ -262,9 +262,7 @@ int run(int argc, char **argv) {
   }
   if (repeats < 1) throw CudaError("--repeats must be at least 1");
   ForcedPlan forced = forcedOptions.forced();
-  // The model's predictions are for the planner's plans.
-  if (forced.any() && !predictionsFile.empty())
-    throw CudaError("--predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes");
+  forced.refusePredictions(predictionsFile);
 
   KernelPackage package = KernelPackage::load(dir);
   if (names.empty())

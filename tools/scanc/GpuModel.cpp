@@ -198,7 +198,7 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   cuda::RecurrenceRunner runner(package, rec.name, emulator);
   cuda::Plan plan;
   try {
-    plan = runner.plan(full, forced.strategy, forced.chunk, rec.laneDim.empty() ? std::nullopt : forced.lanes);
+    plan = forced.planFor(runner, full);
   } catch (const cuda::CudaError &e) {
     throw ShapeError(e.what());
   }

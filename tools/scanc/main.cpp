@@ -247,11 +247,7 @@ int run(int argc, char **argv) {
     }
     try {
       tools::ForcedPlan forced = forcedOptions.forced();
-      // The predictions scan-gpu-bench prints beside its measurements are for the planner's plans.
-      if (forced.any() && !predictionsFile.empty()) {
-        std::cerr << "scanc: error: --predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes\n";
-        return kUserError;
-      }
+      forced.refusePredictions(predictionsFile);
       return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile, forced, compile);
     } catch (const cuda::CudaError &e) {
       std::cerr << "scanc: error: " << e.what() << "\n";

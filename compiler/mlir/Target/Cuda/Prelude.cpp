@@ -41,11 +41,12 @@ __device__ __forceinline__ sf_bf16 sf_bf16_bits(float x) {
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
   return h;
-#endif
+#else
   unsigned u = __float_as_uint(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<sf_bf16>((u >> 16) | 0x40u);
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<sf_bf16>(u >> 16);
+#endif
 }
 __device__ __forceinline__ void sf_st(float *p, long long i, float v) { p[i] = v; }
 __device__ __forceinline__ void sf_st(sf_bf16 *p, long long i, float v) { p[i] = sf_bf16_bits(v); }
