@@ -96,7 +96,12 @@ __device__ __forceinline__ float sf_sigmoid_softplus_difference(float a, float b
   const float r = sf_rcp_approx(den), q0 = num * r, q = fmaf(fmaf(-den, q0, num), r, q0);
   return q > 1.0f ? 1.0f : q;
 }
-__device__ __forceinline__ float sf_g(float x) { return x >= 0.0f ? x + 0.5f : sf_sigmoid(x); }
+// The sigmoid is computed for every x and then selected: written as `x >= 0 ? x + 0.5 : sigmoid(x)`,
+// NVRTC branched around it (a BSSY/BSYNC region per step in minGRU's loops).
+__device__ __forceinline__ float sf_g(float x) {
+  const float s = sf_sigmoid(x);
+  return x >= 0.0f ? x + 0.5f : s;
+}
 // NaN-propagating, like arith.maximumf / arith.minimumf.
 __device__ __forceinline__ float sf_maximum(float x, float y) {
   return (x != x || y != y) ? __int_as_float(0x7fc00000) : fmaxf(x, y);
