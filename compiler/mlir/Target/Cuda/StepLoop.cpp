@@ -21,7 +21,8 @@ OpList liveOps(const OpList &ops, Mode mode) {
 
 namespace {
 
-// The most floats a batch may load (batchSteps per input) for the loop of whole batches.
+// The most floats a batch of scalar inputs may load (batchSteps per input) for the loop of whole
+// batches (StepPrinter::print).
 constexpr int kWholeBatchFloats = 48;
 
 // A tensor a step loop reads at every step, in batches of steps.
@@ -64,8 +65,7 @@ class StepPrinter {
       printBatch(loads, batch, true);
       w_.close();
     }
-    std::string partial = arrays ? "sf_batch > 1 && sf_i0 < sf_len" : "sf_i0 < sf_len";  // batches of 1 are whole
-    w_.open(whole ? "if (" + partial + ")" : "for (; sf_i0 < sf_len; sf_i0 += " + batch + ")");
+    w_.open(whole ? "if (sf_i0 < sf_len)" : "for (; sf_i0 < sf_len; sf_i0 += " + batch + ")");
     printBatch(loads, batch, false);
     w_.close().close();
   }
