@@ -51,25 +51,39 @@ __device__ __forceinline__ sf_bf16 sf_bf16_bits(float x) {
 __device__ __forceinline__ void sf_st(float *p, long long i, float v) { p[i] = v; }
 __device__ __forceinline__ void sf_st(sf_bf16 *p, long long i, float v) { p[i] = sf_bf16_bits(v); }
 
-// The language's exp: the argument clamped so that the result is normal and finite; NaN stays NaN.
-__device__ __forceinline__ float sf_exp(float x) {
-  return x != x ? x : expf(fminf(fmaxf(x, )" + floatLiteral(scan::kExpArgMin) + R"(), )" +
-         floatLiteral(scan::kExpArgMax) + R"());
-}
 // 1/x by MUFU.RCP (PTX rcp.approx.f32: within 1 ulp), for denominators the caller knows to be
-// in [1, 4]: no IEEE division with its slow-path call and branches. The emulator defines it on the
-// host with that error (tools/gpu/emulator/kernel/CudaEmulation.h).
+// in [1, 4]: no IEEE division with its slow-path call and branches. 2^x by MUFU.EX2 (PTX
+// ex2.approx.ftz.f32, what exp2f compiles to: within 2 ulp; a result below 2^-126 flushes to 0).
+// The emulator defines both on the host with those errors (tools/gpu/emulator/kernel/CudaEmulation.h).
 #ifdef __CUDA_ARCH__
 __device__ __forceinline__ float sf_rcp_approx(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+__device__ __forceinline__ float sf_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 #endif
+// e^x as 2^(x log2(e)) for the gates: two instructions where expf takes eight (its range
+// reduction keeps it within 2 ulp). Rounding x log2(e) to a float adds a relative error of up to
+// |x| 2^-24 to the result; a gate's e^-|x| passes it on as at most e^-|x| |x| 2^-24 <= 0.37 2^-24
+// in absolute terms, except where the gate is e^-|x| itself (x < 0, a gate far below 1). Not for
+// the language's exp: a decay's error compounds over the steps of a state
+// (the selective SSM's A.grad under the emulator, MUFU.EX2 modelled 2 ulp off: 1.0e-5 relative with
+// it, 1.5e-6 with expf, which the emulator takes from the host).
+__device__ __forceinline__ float sf_exp_fast(float x) { return sf_exp2_approx(x * 1.44269504f); }
+// The language's exp: the argument clamped so that the result is normal and finite; NaN stays NaN.
+__device__ __forceinline__ float sf_exp(float x) {
+  return x != x ? x : expf(fminf(fmaxf(x, )" + floatLiteral(scan::kExpArgMin) + R"(), )" +
+         floatLiteral(scan::kExpArgMax) + R"());
+}
 // Overflow-safe and branch-free: e = exp(-|x|) is in [0, 1], so 1 + e is in [1, 2]; the
 // approximate reciprocal is capped at 1, so that a gate never exceeds 1.
 __device__ __forceinline__ float sf_sigmoid(float x) {
-  const float e = expf(-fabsf(x)), q = fminf(sf_rcp_approx(1.0f + e), 1.0f);
+  const float e = sf_exp_fast(-fabsf(x)), q = fminf(sf_rcp_approx(1.0f + e), 1.0f);
   return x >= 0.0f ? q : e * q;  // NaN: e is NaN
 }
 // log(1 + e) for e in [0, 1]: 2 atanh(s), s = e / (2 + e), by the polynomial the CPU backend uses.
@@ -78,7 +92,7 @@ __device__ __forceinline__ float sf_log1p_unit(float e) {
   return s * ()" + horner("s2", scan::kLog1pAtanhSeries) + R"();
 }
 __device__ __forceinline__ float sf_softplus(float x) {
-  return fmaxf(x, 0.0f) + sf_log1p_unit(expf(-fabsf(x)));  // NaN: the exp is NaN
+  return fmaxf(x, 0.0f) + sf_log1p_unit(sf_exp_fast(-fabsf(x)));  // NaN: the exp is NaN
 }
 // sigmoid(softplus(a) - softplus(b)) (minLSTM's gates, scan::softplusDifference) as one quotient,
 // (1 + e^a) / ((1 + e^a) + (1 + e^b)) = pa / (pa + pb e^d) with pa = 1 + exp(-|a|) and pb = 1 +
@@ -86,10 +100,10 @@ __device__ __forceinline__ float sf_softplus(float x) {
 // to the smaller side, and the denominator lies in [1, 4]. No logarithm, no cancellation; the CPU
 // backend computes the same (compiler/halide/Math.cpp). NaN: pa or pb, so num or den, is NaN.
 __device__ __forceinline__ float sf_sigmoid_softplus_difference(float a, float b) {
-  const float pa = 1.0f + expf(-fabsf(a)), pb = 1.0f + expf(-fabsf(b));
+  const float pa = 1.0f + sf_exp_fast(-fabsf(a)), pb = 1.0f + sf_exp_fast(-fabsf(b));
   // e = exp(-|d|) written symmetrically in a and b (min - max), so that the complement's call
   // (b, a) is the same expression and the compiler computes the exponential once for both gates.
-  const float ma = fmaxf(a, 0.0f), mb = fmaxf(b, 0.0f), e = expf(fminf(ma, mb) - fmaxf(ma, mb));
+  const float ma = fmaxf(a, 0.0f), mb = fmaxf(b, 0.0f), e = sf_exp_fast(fminf(ma, mb) - fmaxf(ma, mb));
   const bool bLarger = mb > ma;  // d > 0
   const float num = bLarger ? pa * e : pa, den = num + (bLarger ? pb : pb * e);
   // num / den from the approximate reciprocal and one correction (two FMAs, no division).

@@ -36,7 +36,7 @@ bool absorbed(mlir::Operation *op) {
 // Instructions of one element of `op` as the prelude and NVRTC compute it (MUFU counted as 4).
 int costOf(mlir::Operation *op) {
   if (absorbed(op)) return 0;
-  if (isSoftplusDifference(op)) return 30;  // three expf, MUFU.RCP, selects
+  if (isSoftplusDifference(op)) return 30;  // three FMUL + MUFU.EX2, MUFU.RCP, selects
   return llvm::TypeSwitch<mlir::Operation *, int>(op)
       .Case<arith::ConstantOp>([](auto) { return 0; })
       .Case<arith::DivFOp>([](auto) { return 10; })                        // IEEE division's fast path
@@ -44,7 +44,7 @@ int costOf(mlir::Operation *op) {
       .Case<math::ExpOp>([](auto) { return 10; })                          // clamp, expf: 6 + MUFU.EX2
       .Case<math::LogOp, math::TanhOp>([](auto) { return 20; })
       .Case<math::SqrtOp>([](auto) { return 12; })
-      .Case<scan::SigmoidOp>([](auto) { return 14; })                      // expf + MUFU.RCP + select
+      .Case<scan::SigmoidOp>([](auto) { return 14; })                      // MUFU.EX2 + MUFU.RCP + select
       .Case<scan::SoftplusOp>([](auto) { return 26; })                     // + the log1p polynomial
       .Case<scan::GOp>([](auto) { return 16; })
       // A tensor element read or written per step: 64-bit address arithmetic, the step's guard,

@@ -110,6 +110,16 @@ inline float sf_rcp_approx(float x) {
   if (!std::isfinite(y) || y == 0.0f) return y;
   return std::nextafter(y, (__float_as_uint(x) * 0x9e3779b1u) >> 31 ? INFINITY : 0.0f);
 }
+// The prelude's MUFU.EX2 (ex2.approx.ftz.f32), with the error CUDA documents for exp2f, which
+// compiles to it (2 ulp): 2^x rounded, then moved by two ulp in a direction fixed by x's bits; a
+// result below the smallest normal float flushes to 0, as ftz does.
+inline float sf_exp2_approx(float x) {
+  float y = std::exp2(x);
+  if (!std::isfinite(y) || y == 0.0f) return y;
+  const float toward = (__float_as_uint(x) * 0x9e3779b1u) >> 31 ? INFINITY : 0.0f;
+  y = std::nextafter(std::nextafter(y, toward), toward);
+  return y < 1.17549435e-38f ? 0.0f : y;
+}
 
 // ---- cache-hinted loads and stores: plain accesses here ----
 #define SF_EMU_LOAD(name) \
