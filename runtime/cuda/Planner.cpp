@@ -1,6 +1,7 @@
 #include "runtime/cuda/Planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "runtime/cuda/CudaError.h"
@@ -28,9 +29,16 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double sms = r.multiprocessors, chunked = p.strategy == Strategy::Chunked;
   double channels = static_cast<double>(r.batch) * static_cast<double>(r.channels);
   double threads = channels * (chunked ? static_cast<double>(p.chunks) : 1.0);
-  // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident.
-  double resident = std::min(threads, sms * d.threadsPerSm / 2);
   double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
+  // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident, fewer
+  // where a block's recomputed states (L steps of them in shared memory) leave room for fewer blocks.
+  double residentPerSm = d.threadsPerSm / 2.0;
+  if (r.recomputeBytesPerStep > 0) {
+    double blockBytes = static_cast<double>(r.recomputeBytesPerStep) * chunk + static_cast<double>(d.sharedReservedPerBlock);
+    residentPerSm = std::min(residentPerSm, std::floor(static_cast<double>(d.sharedPerSm) / blockBytes) *
+                                                static_cast<double>(r.blockThreads));
+  }
+  double resident = std::min(threads, sms * residentPerSm);
   // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.
   double batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
   double hop = d.memoryLatency / batch + r.stepInstructions * d.aluCycles / d.clockHz;
@@ -44,6 +52,8 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
   double hops = static_cast<double>(chainHops(p, r.chainGroup));
   c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
+  // The walks themselves: threads beyond those resident wait for a later wave.
+  c.walks = std::ceil(threads / resident) * (chunked ? 2 * chunk : steps) * hop;
   // Chunked: each tile is a fixed cost on one SM, and the traffic ends with the last tiles' walks of
   // their chunk (scan and rescan), which overlap no other tile's; the critical path holds a walk
   // already, so the drain extends the traffic's time only.
@@ -52,7 +62,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
     c.tiles = static_cast<double>(cdiv(r.channels, r.blockThreads) * r.batch * p.chunks * r.passes);
     streaming += 2 * chunk * hop;
   }
-  c.seconds = std::max(streaming, c.criticalPath) + c.tiles * d.tileOverhead / sms + d.launchOverhead;
+  c.seconds = std::max({streaming, c.criticalPath, c.walks}) + c.tiles * d.tileOverhead / sms + d.launchOverhead;
   return c;
 }
 

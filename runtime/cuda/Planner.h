@@ -13,7 +13,10 @@
 //               group's aggregates read and two chunk walks. Each chunk also writes a row of
 //               parameter-gradient partial sums (read back once), and each tile costs the SMs a
 //               fixed DeviceSpec::tileOverhead, which both favour longer chunks.
-// Predicted time = max(bytes / bandwidth reached, critical path) + launch overhead; chunked, the
+// Resident threads: half an SM's, fewer where a block's recomputed states (L steps of them in
+// shared memory) leave room for fewer blocks; the threads beyond them walk their steps in later
+// waves. Predicted time = max(bytes / bandwidth reached, critical path, waves of walks) + launch
+// overhead; chunked, the
 // last tiles' walks of their chunk are added to the traffic's time and the tiles' fixed costs to
 // the total (measured on an H200: at B=8 T=16384 minGRU is fastest with chunks of 128 steps, 1.94
 // ms forward+backward against 2.49 with 16 and 2.13 with 512). The chunk length is the best power
@@ -84,7 +87,7 @@ int64_t chainHops(const Plan &plan, int chainGroup);
 
 // The cost model's time for `plan` (seconds, a prediction), and its terms.
 struct PlanCost {
-  double bytes = 0, bandwidth = 0, criticalPath = 0, tiles = 0, seconds = 0;
+  double bytes = 0, bandwidth = 0, criticalPath = 0, walks = 0, tiles = 0, seconds = 0;
 };
 PlanCost predictPlan(const PlanRequest &request, const Plan &plan);
 

@@ -1,5 +1,6 @@
 // runtime/cuda without a GPU: size formulas, the planner, package manifests, golden helpers and
 // the error for a missing CUDA driver.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -147,6 +148,29 @@ TEST(Planner, TileCostsAndTheDrainPickTheMeasuredChunk) {
   EXPECT_EQ(p.chunk, 128);
   PlanCost short16 = predictPlan(r, Plan{Strategy::Chunked, 16, 1024});
   EXPECT_DOUBLE_EQ(short16.tiles, 8.0 * 8 * 1024 * 2);
+}
+
+// A block's recomputed states take shared memory in proportion to its chunk: at 1 KiB per step of
+// a block of 64 threads (the selective SSM's 4 state elements per thread), chunks of 32 leave room
+// for 6 blocks per SM (384 threads), chunks of 16 for 13 (832). With a long step the walks of the
+// threads bind, wave after wave, and the planner picks the shorter chunk, as the full model does
+// (scanc --gpu-model at B=8 T=4096 D=1024 N=16, 4 lanes: 4.99 ms with chunks of 16, 6.44 with 32).
+TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
+  PlanRequest r = request(8, 4096, 4096, 1024);
+  r.blockThreads = 64;
+  r.passes = 2;
+  r.stepInstructions = 760;  // the manifest's forward and backward step_instructions at 4 lanes
+  r.readBytesPerStep = 60;
+  r.writtenBytesPerStep = 20;
+  r.strategy = Strategy::Chunked;
+  PlanCost at32 = predictPlan(r, Plan{Strategy::Chunked, 32, 128}), at16 = predictPlan(r, Plan{Strategy::Chunked, 16, 256});
+  double waves32 = std::ceil(8.0 * 4096 * 128 / (132 * 6 * 64)), waves16 = std::ceil(8.0 * 4096 * 256 / (132 * 13 * 64));
+  EXPECT_DOUBLE_EQ(at32.walks / at16.walks, waves32 * 64 / (waves16 * 32));
+  EXPECT_GT(at32.seconds, at16.seconds);
+  EXPECT_EQ(plan(r).chunk, 16);
+  r.recomputeBytesPerStep = 0;  // nothing in shared memory: half the SM's threads at any chunk
+  EXPECT_DOUBLE_EQ(predictPlan(r, Plan{Strategy::Chunked, 32, 128}).walks / predictPlan(r, Plan{Strategy::Chunked, 16, 256}).walks,
+                   std::ceil(8.0 * 4096 * 128 / (132 * 1024)) * 64 / (std::ceil(8.0 * 4096 * 256 / (132 * 1024)) * 32));
 }
 
 TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
