@@ -27,6 +27,12 @@ struct DeviceSpec {
   double chainHop;            // s from one block's flag store to the spinning block's next step
   double tileOverhead;        // s of one SM per chunked tile (block start, ticket, carry, publish)
   size_t l2Bytes;             // a timed call after an L2 flush first writes back this much
+
+  // Blocks that fit one SM's shared memory, each with `bytesPerBlock` (static + dynamic) and the
+  // driver's reservation: the occupancy's shared-memory limit, which the planner also applies.
+  unsigned blocksBySharedMemory(size_t bytesPerBlock) const {
+    return static_cast<unsigned>(sharedPerSm / (bytesPerBlock + sharedReservedPerBlock));
+  }
 };
 
 // The H100 SXM (sm_90): 132 SMs, 65536 registers, 2048 threads, 32 blocks and 228 KiB of shared

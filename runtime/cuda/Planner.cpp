@@ -34,9 +34,8 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // where a block's recomputed states (L steps of them in shared memory) leave room for fewer blocks.
   double residentPerSm = d.threadsPerSm / 2.0;
   if (r.recomputeBytesPerStep > 0) {
-    double blockBytes = static_cast<double>(r.recomputeBytesPerStep) * chunk + static_cast<double>(d.sharedReservedPerBlock);
-    residentPerSm = std::min(residentPerSm, std::floor(static_cast<double>(d.sharedPerSm) / blockBytes) *
-                                                static_cast<double>(r.blockThreads));
+    size_t blockBytes = static_cast<size_t>(r.recomputeBytesPerStep * p.chunk);
+    residentPerSm = std::min(residentPerSm, static_cast<double>(d.blocksBySharedMemory(blockBytes) * r.blockThreads));
   }
   double resident = std::min(threads, sms * residentPerSm);
   // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.

@@ -24,7 +24,7 @@ Occupancy occupancy(const DeviceSpec &d, const KernelResources &k) {
     unsigned perWarp = (k.registersPerThread * 32 + d.registerUnit - 1) / d.registerUnit * d.registerUnit;
     o.byRegisters = d.registersPerSm / perWarp / warps;
   }
-  o.byShared = static_cast<unsigned>(d.sharedPerSm / (k.sharedBytesPerBlock + d.sharedReservedPerBlock));
+  o.byShared = d.blocksBySharedMemory(k.sharedBytesPerBlock);
   o.blocksPerSm = std::min({o.byThreads, o.byBlocks, o.byRegisters, o.byShared});
   if (o.blocksPerSm == 0)
     throw std::invalid_argument("a block of " + std::to_string(k.threadsPerBlock) + " threads with " +
