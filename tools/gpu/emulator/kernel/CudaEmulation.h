@@ -102,22 +102,21 @@ inline float __fsqrt_rn(float x) { return sqrtf(x); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-// The prelude's MUFU.RCP (inline PTX on a GPU), with the error PTX documents for rcp.approx.f32
-// (1 ulp): 1/x rounded, then moved by one ulp in a direction fixed by x's bits, so that the error
-// is deterministic, as on the hardware, and does not all fall one way.
-inline float sf_rcp_approx(float x) {
-  float y = 1.0f / x;
-  if (!std::isfinite(y) || y == 0.0f) return y;
-  return std::nextafter(y, (__float_as_uint(x) * 0x9e3779b1u) >> 31 ? INFINITY : 0.0f);
-}
-// The prelude's MUFU.EX2 (ex2.approx.ftz.f32), with the error CUDA documents for exp2f, which
-// compiles to it (2 ulp): 2^x rounded, then moved by two ulp in a direction fixed by x's bits; a
-// result below the smallest normal float flushes to 0, as ftz does.
-inline float sf_exp2_approx(float x) {
-  float y = std::exp2(x);
+// y moved by `ulps` ulp in a direction fixed by x's bits: an approximation's documented error,
+// deterministic, as on the hardware, and not all falling one way. Infinities and zeros stay.
+inline float sf_emu_off_by_ulps(float y, float x, int ulps) {
   if (!std::isfinite(y) || y == 0.0f) return y;
   const float toward = (__float_as_uint(x) * 0x9e3779b1u) >> 31 ? INFINITY : 0.0f;
-  y = std::nextafter(std::nextafter(y, toward), toward);
+  for (int i = 0; i < ulps; ++i) y = std::nextafter(y, toward);
+  return y;
+}
+// The prelude's MUFU.RCP (inline PTX on a GPU), with the error PTX documents for rcp.approx.f32
+// (1 ulp).
+inline float sf_rcp_approx(float x) { return sf_emu_off_by_ulps(1.0f / x, x, 1); }
+// The prelude's MUFU.EX2 (ex2.approx.ftz.f32), with the error CUDA documents for exp2f, which
+// compiles to it (2 ulp); a result below the smallest normal float flushes to 0, as ftz does.
+inline float sf_exp2_approx(float x) {
+  const float y = sf_emu_off_by_ulps(std::exp2(x), x, 2);
   return y < 1.17549435e-38f ? 0.0f : y;
 }
 
