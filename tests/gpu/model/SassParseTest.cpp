@@ -107,6 +107,40 @@ TEST(Sass, TheHotLoopIsTheOneThatStores) {
   EXPECT_EQ(body.sharedBytes, 20u);  // LDS.128 and STS
 }
 
+// A time loop whose step ends in a shuffle: ptxas puts the divergent-warp path of the shuffle
+// (BRA.DIV) after EXIT, and it branches back into the loop body (.L_x_2). That back edge spans the
+// partial batch after the loop and the EXIT; the hot loop is the time loop (.L_x_1).
+const char *kDivergentShuffleSass = R"(	.target	sm_90
+//--------------------- .text.lanes --------------------------
+.L_x_1:
+        /*0000*/                   LDG.E R4, desc[UR4][R2.64] ;
+        /*0010*/                   BRA.DIV UR4, `(.L_x_3) ;
+        /*0020*/                   SHFL.BFLY PT, R5, R4, 0x1, 0x1f ;
+.L_x_2:
+        /*0030*/                   STG.E desc[UR4][R6.64], R5 ;
+        /*0040*/               @P0 BRA `(.L_x_1) ;
+        /*0050*/                   LDG.E R8, desc[UR4][R2.64] ;
+        /*0060*/                   LDG.E R9, desc[UR4][R10.64] ;
+        /*0070*/                   STG.E desc[UR4][R6.64], R9 ;
+        /*0080*/               @P1 EXIT ;
+        /*0090*/                   STG.E desc[UR4][R12.64], R8 ;
+        /*00a0*/                   EXIT ;
+.L_x_3:
+        /*00b0*/                   SHFL.BFLY P1, R5, R4, R14, R15 ;
+        /*00c0*/                   BRA `(.L_x_2) ;
+)";
+
+TEST(Sass, ABranchBackFromAfterExitIsNoLoop) {
+  std::vector<SassFunction> fns = parseSass(kDivergentShuffleSass);
+  ASSERT_EQ(fns.size(), 1u);
+  EXPECT_TRUE(fns[0].instructions[8].predicated);
+  EXPECT_FALSE(fns[0].instructions[10].predicated);
+  std::optional<SassLoop> loop = hotLoop(fns[0]);
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->begin, 0u);
+  EXPECT_EQ(loop->end, 4u);
+}
+
 // nvdisasm -c -hex: the second line of each instruction holds its control bits. `ring` loads
 // its next value at the end of an iteration on scoreboard 5 and waits on 5 at the start of the
 // next; `batch` issues two loads, waits on 5 once, then uses the load on scoreboard 4 it issued

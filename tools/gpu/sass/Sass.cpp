@@ -82,10 +82,12 @@ std::vector<SassFunction> parseSass(const std::string &text) {
       std::stringstream words{std::string(rest.substr(rest.find("*/") + 2))};
       std::string opcode;
       words >> opcode;
-      if (!opcode.empty() && opcode[0] == '@') words >> opcode;  // the predicate
+      bool predicated = !opcode.empty() && opcode[0] == '@';
+      if (predicated) words >> opcode;
       if (opcode.empty() || !std::isupper(static_cast<unsigned char>(opcode[0]))) continue;
       if (opcode.back() == ';') opcode.pop_back();
       SassInstruction ins{opcode, {}};
+      ins.predicated = predicated;
       size_t tick = rest.find("`(");
       if (tick != std::string_view::npos) {
         std::string_view target = rest.substr(tick + 2);
@@ -124,8 +126,15 @@ std::optional<SassLoop> hotLoop(const SassFunction &f) {
     return outer.begin <= inner.begin && inner.end <= outer.end && (outer.begin != inner.begin || outer.end != inner.end);
   };
   // Only loops that move global data count: a register-dimension loop inside the time loop
-  // does not make the time loop an outer one.
-  std::erase_if(loops, [&](const SassLoop &loop) { return globalBytes(f, loop) == 0; });
+  // does not make the time loop an outer one. A backward branch from the out-of-line code after
+  // the kernel's EXIT (the divergent-warp path of a shuffle, BRA.DIV, rejoining the loop body) is
+  // no loop: its range spans the loop's tail and everything after it, EXIT included.
+  auto exits = [&](const SassLoop &loop) {
+    for (size_t i = loop.begin; i < loop.end; ++i)
+      if (f.instructions[i].base() == "EXIT" && !f.instructions[i].predicated) return true;
+    return false;
+  };
+  std::erase_if(loops, [&](const SassLoop &loop) { return globalBytes(f, loop) == 0 || exits(loop); });
   // Among innermost loops, one that writes memory comes first: a scan's time loop writes its
   // outputs, while a loop that only reads (a chunked kernel's carry, composing the aggregates of
   // the chunks before it) can move more bytes per iteration and still be a side loop.

@@ -18,6 +18,7 @@ struct SassInstruction {
   // instruction issued on it so far.
   int writeScoreboard = -1;
   unsigned waitMask = 0;
+  bool predicated = false;  // "@P0 EXIT": runs only where its predicate holds
 
   std::string base() const { return opcode.substr(0, opcode.find('.')); }  // "LDG"
   bool globalLoad() const;   // LDG
