@@ -68,10 +68,30 @@ std::string DimExprs::elementIndex(DimMask mask) const {
 }
 
 std::string DimExprs::offset(llvm::ArrayRef<int> order) const {
-  if (order.empty()) return "0";
-  std::string expr = indexExpr(order[0]);
-  for (size_t i = 1; i < order.size(); ++i) expr = "(" + expr + ") * " + sizeExpr(order[i]) + " + " + indexExpr(order[i]);
-  return order.size() == 1 ? expr : "(" + expr + ")";
+  return rowMajor(order, [&](int d) { return indexExpr(d); });
+}
+
+std::string DimExprs::threadOffset(llvm::ArrayRef<int> order) const {
+  return rowMajor(order, [&](int d) -> std::string {
+    return isChannel(d) ? indexExpr(d) : d == lane_ ? "sf_lane" : "0";
+  });
+}
+
+std::string DimExprs::registerOffset(llvm::ArrayRef<int> order) const {
+  return rowMajor(order, [&](int d) -> std::string {
+    return isChannel(d) ? "0" : d == lane_ ? regIndexExpr(d) + " * SF_LANES" : regIndexExpr(d);
+  });
+}
+
+std::string DimExprs::rowMajor(llvm::ArrayRef<int> order, const std::function<std::string(int)> &index) const {
+  std::string expr = "0";
+  for (int d : order) {
+    std::string i = index(d);
+    if (expr == "0") expr = i;
+    else if (i == "0") expr = "(" + expr + ") * " + sizeExpr(d);
+    else expr = "(" + expr + ") * " + sizeExpr(d) + " + " + i;
+  }
+  return order.size() == 1 || expr == "0" ? expr : "(" + expr + ")";
 }
 
 std::string DimExprs::extent(llvm::ArrayRef<int> order) const {

@@ -13,6 +13,7 @@
 // memory). Without a lane dimension, and with SF_LANES = 1, the two coincide.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,12 +59,21 @@ class DimExprs {
   std::string elementIndex(DimMask mask) const;
   // Row-major offset over dimensions in memory order, e.g. "(i_d * SF_DIM_n + r_n)"; "0" if none.
   std::string offset(llvm::ArrayRef<int> order) const;
+  // The same offset in two parts that add up to it: the thread's part, the same for all its
+  // registers (channel indices, the lane), and the register part, a constant once the register
+  // loops are unrolled (register indices, the lane dimension's r_n * SF_LANES). Loads can then
+  // take the register part as an immediate offset from one address per thread.
+  std::string threadOffset(llvm::ArrayRef<int> order) const;
+  std::string registerOffset(llvm::ArrayRef<int> order) const;
   // Product of the sizes of `order`, as a C expression ("1" if empty).
   std::string extent(llvm::ArrayRef<int> order) const;
   // The same product in the manifest's formula language (dimension names, "1" if empty).
   std::string formulaExtent(llvm::ArrayRef<int> order) const;
 
  private:
+  // Row-major over `order` with index(dim) as each dimension's index; "0" indices drop out.
+  std::string rowMajor(llvm::ArrayRef<int> order, const std::function<std::string(int)> &index) const;
+
   std::vector<std::string> names_;  // C identifiers of the dimension names
   std::vector<std::string> formulaNames_;
   DimMask channel_, registers_;

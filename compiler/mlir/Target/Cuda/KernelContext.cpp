@@ -245,6 +245,12 @@ std::string KernelContext::rowOffset(const scan::Port &p, const std::string &t) 
   return linear("sf_bT + " + t, exprs.extent(p.layout), exprs.offset(p.layout));
 }
 
+std::string KernelContext::rowThreadOffset(const scan::Port &p, const std::string &t) const {
+  return linear("sf_bT + " + t, exprs.extent(p.layout), exprs.threadOffset(p.layout));
+}
+
+std::string KernelContext::rowRegisterOffset(const scan::Port &p) const { return exprs.registerOffset(p.layout); }
+
 std::string KernelContext::stateOffset(const scan::Port &s) const {
   return linear("(long long)b", exprs.extent(s.layout), exprs.offset(s.layout));
 }

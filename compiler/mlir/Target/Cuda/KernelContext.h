@@ -69,6 +69,10 @@ struct KernelContext {
   size_t accumIndex(llvm::StringRef name) const;
   std::vector<scan::AccumOp> accumOps() const;
   std::string rowOffset(const scan::Port &p, const std::string &t) const;  // [B, T, dims] at (b, t)
+  // rowOffset in two parts (DimExprs::threadOffset): the thread's element of row (b, t), and a
+  // register's distance from it, a constant in unrolled register loops.
+  std::string rowThreadOffset(const scan::Port &p, const std::string &t) const;
+  std::string rowRegisterOffset(const scan::Port &p) const;
   std::string stateOffset(const scan::Port &s) const;                      // [B, dims] at b
   // [B, NC, regs, channels] at (b, chunk)
   std::string chunkOffset(const scan::Port &s, const std::string &chunk = "sf_c") const;

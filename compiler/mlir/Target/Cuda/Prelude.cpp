@@ -76,9 +76,12 @@ __device__ __forceinline__ float sf_exp2_approx(float x) {
 // it, 1.5e-6 with expf, which the emulator takes from the host).
 __device__ __forceinline__ float sf_exp_fast(float x) { return sf_exp2_approx(x * 1.44269504f); }
 // The language's exp: the argument clamped so that the result is normal and finite; NaN stays NaN.
+// expf runs whatever x is and the NaN is selected afterwards: with expf inside the condition,
+// ptxas branched around it (a BSSY, a branch and a BSYNC per exponential).
 __device__ __forceinline__ float sf_exp(float x) {
-  return x != x ? x : expf(fminf(fmaxf(x, )" + floatLiteral(scan::kExpArgMin) + R"(), )" +
+  const float e = expf(fminf(fmaxf(x, )" + floatLiteral(scan::kExpArgMin) + R"(), )" +
          floatLiteral(scan::kExpArgMax) + R"());
+  return x != x ? x : e;
 }
 // Overflow-safe and branch-free: e = exp(-|x|) is in [0, 1], so 1 + e is in [1, 2]; the
 // approximate reciprocal is capped at 1, so that a gate never exceeds 1.

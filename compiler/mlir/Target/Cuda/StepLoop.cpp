@@ -54,12 +54,11 @@ class StepPrinter {
     // bf16 forward loop, sm_90: 1088 -> 858 SASS instructions per 16 steps, with sf_g branch-free).
     // The walk keeps addresses live, so a batch of many loads keeps the bounds: at 64 floats per
     // batch the GLU RNN's reverse backward spilled on sm_80 at the 128-register cap. Batches of
-    // register arrays (a few steps each) keep them too: there the model's predictions moved both
-    // ways (the selective SSM at B=8 T=16384 5.6 -> 5.1 % of copy, linear attention at B=64 8.3 ->
-    // 9.4 %). The partial batch stays out of the loop, so the loop is what the SASS facts
-    // (tools/gpu/sass) take as the kernel's hot loop.
+    // register arrays (a few steps each) run whole too, since their loads take immediate offsets
+    // from one row pointer (printBatch). The partial batch stays out of the loop, so the loop is
+    // what the SASS facts (tools/gpu/sass) take as the kernel's hot loop.
     w_.line("int sf_i0 = 0;");
-    bool whole = !arrays && static_cast<int>(loads.size()) * loop_.batchSteps <= kWholeBatchFloats;
+    bool whole = static_cast<int>(loads.size()) * loop_.batchSteps <= kWholeBatchFloats;
     if (whole) {
       w_.open("for (; sf_i0 + " + batch + " <= sf_len; sf_i0 += " + batch + ")");
       printBatch(loads, batch, true);
@@ -82,10 +81,20 @@ class StepPrinter {
         std::string count = k_.exprs.registerCount(vp_.dimsOf(l.value));
         w_.line("float " + batchOf(l) + "[" + batch + "]" + (count == "1" ? "" : "[" + count + "]") + ";");
       }
+      // A whole batch loads each input from one address per thread, the row of the batch's first
+      // step: the steps' and registers' distances from it are constants once the loops are
+      // unrolled, which ptxas folds into the loads (immediate offsets) instead of computing a
+      // 64-bit address per load.
+      if (whole)
+        for (const StepLoad &l : loads)
+          if (l.input)
+            w_.line(std::string("const ") + (l.input->bf16 ? "sf_bf16" : "float") + " *" + rowOf(l) + " = " +
+                    k_.cName(l.input->name) + " + " + k_.rowThreadOffset(*l.input, stepTime("sf_i0")) + ";");
       w_.line("#pragma unroll");
       w_.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
-      w_.line("const int sf_t = " + stepTime(whole ? "sf_i0 + sf_j" : "sf_min(sf_i0 + sf_j, sf_len - 1)") + ";");
-      for (const StepLoad &l : loads) printLoad(l, "sf_t");
+      if (!whole || llvm::any_of(loads, [](const StepLoad &l) { return !l.input; }))
+        w_.line("const int sf_t = " + stepTime(whole ? "sf_i0 + sf_j" : "sf_min(sf_i0 + sf_j, sf_len - 1)") + ";");
+      for (const StepLoad &l : loads) printLoad(l, "sf_t", whole);
       w_.close();
     }
     w_.line("#pragma unroll");
@@ -127,18 +136,22 @@ class StepPrinter {
   }
 
   std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
+  std::string rowOf(const StepLoad &l) const { return "sf_row_" + vp_.var(l.value); }
   std::string stepTime(const std::string &i) const {
     return loop_.descending ? "sf_hi - 1 - (" + i + ")" : "sf_lo + " + i;
   }
 
-  // Loads step `t` into the batch's slot sf_j.
-  void printLoad(const StepLoad &load, const std::string &t) {
+  // Loads step `t` into the batch's slot sf_j; in a whole batch, from the input's row pointer.
+  void printLoad(const StepLoad &load, const std::string &t, bool whole) {
     std::string slot = batchOf(load) + "[sf_j]";
     if (load.input) {
       const scan::Port &p = *load.input;
+      std::string address = whole ? rowOf(load) + ", " +
+                                        linear(loop_.descending ? "-(long long)sf_j" : "(long long)sf_j", k_.exprs.extent(p.layout),
+                                               k_.rowRegisterOffset(p))
+                                  : k_.cName(p.name) + ", " + k_.rowOffset(p, t);
       vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
-        in.line(indexed(slot, k_.exprs.registerIndex(p.mask)) + " = sf_ld(" + k_.cName(p.name) + ", " + k_.rowOffset(p, t) +
-                ");");
+        in.line(indexed(slot, k_.exprs.registerIndex(p.mask)) + " = sf_ld(" + address + ");");
       });
       return;
     }
