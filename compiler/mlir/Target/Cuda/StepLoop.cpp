@@ -60,8 +60,26 @@ class StepPrinter {
     w_.line("int sf_i0 = 0;");
     bool whole = static_cast<int>(loads.size()) * loop_.batchSteps <= kWholeBatchFloats;
     if (whole) {
+      // Outputs are written through row pointers too, each carried from batch to batch: computed
+      // in the batch, ptxas recomputed it (a 64-bit multiply-add) inside each step's branch.
+      std::vector<std::pair<std::string, const scan::Port *>> rows;
+      if (loop_.mode == Mode::Full)
+        for (Operation *op : loop_.ops)
+          if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && rowCarried(out)) {
+            const scan::Port &p = k_.port(k_.info.outputs, out.getName());
+            std::string buf = outputBuffer(out, p);
+            if (llvm::any_of(rows, [&](const auto &r) { return r.first == buf; })) continue;
+            rows.push_back({buf, &p});
+            w_.line(std::string(p.bf16 ? "sf_bf16" : "float") + " *" + outputRow(buf) + " = " + buf + " + " +
+                    k_.rowThreadOffset(p, loop_.descending ? "sf_hi - 1" : "sf_lo") + ";");
+          }
       w_.open("for (; sf_i0 + " + batch + " <= sf_len; sf_i0 += " + batch + ")");
+      whole_ = loop_.mode == Mode::Full;
       printBatch(loads, batch, true);
+      whole_ = false;
+      for (auto &[buf, p] : rows)
+        w_.line(outputRow(buf) + (loop_.descending ? " -= " : " += ") +
+                linear("(long long)" + batch, k_.exprs.extent(p->layout), "0") + ";");
       w_.close();
     }
     w_.open(whole ? "if (sf_i0 < sf_len)" : "for (; sf_i0 < sf_len; sf_i0 += " + batch + ")");
@@ -210,20 +228,44 @@ class StepPrinter {
     const scan::Port &p = k_.port(k_.info.outputs, out.getName());
     Value v = out.getValue();
     DimMask partial = k_.layout.partialOver(v);
-    std::string buf = k_.cName(partial && p.bf16 ? f32SumOf(p.name) : p.name);
-    std::string offset = k_.rowOffset(p, "t"), guard = k_.guardFor(p.mask, partial, collectives_);
+    // The element's address as a base and an index: the buffer and the row offset at t, or in a
+    // whole batch the output's row pointer and the step's and register's distance from it.
+    std::string buf = outputBuffer(out, p), base = buf, index = k_.rowOffset(p, "t");
+    if (whole_ && rowCarried(out)) {
+      base = outputRow(buf);
+      index = linear(loop_.descending ? "-(long long)sf_j" : "(long long)sf_j", k_.exprs.extent(p.layout),
+                     k_.rowRegisterOffset(p));
+    }
+    std::string guard = k_.guardFor(p.mask, partial, collectives_), address = base + " + " + index;
     vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
       std::string value = vp_.element(v);
       if (!partial)
-        in.line(ifGuard(guard) + "sf_st(" + buf + ", " + offset + ", " + value + ");");
+        in.line(ifGuard(guard) + "sf_st(" + base + ", " + index + ", " + value + ");");
       else if (!(p.mask & k_.exprs.channelDims()) && (p.mask & k_.exprs.laneMask()))
         // Lanes hold different elements: the warp adds across its channels, lane by lane.
-        in.line("sf_atomic_add_lanes(" + buf + " + " + offset + ", " + guarded(guard, value) + ", SF_LANES);");
+        in.line("sf_atomic_add_lanes(" + address + ", " + guarded(guard, value) + ", SF_LANES);");
       else if (!(p.mask & k_.exprs.channelDims()))
-        in.line("sf_atomic_add_warp(" + buf + " + " + offset + ", " + guarded(guard, value) + ");");
+        in.line("sf_atomic_add_warp(" + address + ", " + guarded(guard, value) + ");");
       else
-        in.line(ifGuard(guard) + "atomicAdd(" + buf + " + " + offset + ", " + value + ");");
+        in.line(ifGuard(guard) + "atomicAdd(" + address + ", " + value + ");");
     });
+  }
+
+  // The buffer an output is written to: a bf16 output summed over threads goes through its f32 workspace.
+  std::string outputBuffer(scan::OutputOp out, const scan::Port &p) const {
+    return k_.cName(k_.layout.partialOver(out.getValue()) && p.bf16 ? f32SumOf(p.name) : p.name);
+  }
+  static std::string outputRow(const std::string &buffer) { return "sf_row_" + buffer; }
+  // Stored outputs only, and not in a kernel that recomputes register arrays of state: there the
+  // registers decide the blocks per SM, and carried pointers took more of them than they saved
+  // instructions (the selective SSM's chunked backward: 96 -> 121 registers with every output's
+  // pointer carried, 106 with the stored ones, 10 -> 8 or 9 blocks per SM, predicted 2.87 -> 3.42
+  // or 3.08 ms). Terms added atomically (partial over channels) keep their addresses per step.
+  bool rowCarried(scan::OutputOp out) const {
+    bool recomputesArrays = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) {
+      return (s->state.mask & k_.exprs.registerDims()) != 0;
+    });
+    return !recomputesArrays && !k_.layout.partialOver(out.getValue());
   }
 
   void printAccumulate(scan::AccumOp acc) {
@@ -240,6 +282,7 @@ class StepPrinter {
   const ValuePrinter &vp_;
   bool collectives_;
   OpSet printed_;
+  bool whole_ = false;  // printing a whole batch's full steps (outputs through row pointers)
 };
 
 }  // namespace
