@@ -1,8 +1,8 @@
 // runtime/cuda without a GPU: size formulas, the planner, package manifests, golden helpers and
 // the error for a missing CUDA driver.
-#include <cmath>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "runtime/cuda/CudaBackend.h"

@@ -1,5 +1,7 @@
 #include "compiler/mlir/Target/Cuda/StepLoop.h"
 
+#include <map>
+
 namespace scanforge::cuda {
 
 using mlir::Operation;
@@ -62,24 +64,21 @@ class StepPrinter {
     if (whole) {
       // Outputs are written through row pointers too, each carried from batch to batch: computed
       // in the batch, ptxas recomputed it (a 64-bit multiply-add) inside each step's branch.
-      std::vector<std::pair<std::string, const scan::Port *>> rows;
       if (loop_.mode == Mode::Full)
         for (Operation *op : loop_.ops)
           if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && rowCarried(out)) {
             const scan::Port &p = k_.port(k_.info.outputs, out.getName());
             std::string buf = outputBuffer(out, p);
-            if (llvm::any_of(rows, [&](const auto &r) { return r.first == buf; })) continue;
-            rows.push_back({buf, &p});
+            if (!carriedRows_.emplace(buf, &p).second) continue;
             w_.line(std::string(p.bf16 ? "sf_bf16" : "float") + " *" + outputRow(buf) + " = " + buf + " + " +
                     k_.rowThreadOffset(p, loop_.descending ? "sf_hi - 1" : "sf_lo") + ";");
           }
       w_.open("for (; sf_i0 + " + batch + " <= sf_len; sf_i0 += " + batch + ")");
-      whole_ = loop_.mode == Mode::Full;
       printBatch(loads, batch, true);
-      whole_ = false;
-      for (auto &[buf, p] : rows)
+      for (auto &[buf, p] : carriedRows_)
         w_.line(outputRow(buf) + (loop_.descending ? " -= " : " += ") +
                 linear("(long long)" + batch, k_.exprs.extent(p->layout), "0") + ";");
+      carriedRows_.clear();  // the partial batch below computes its addresses per step
       w_.close();
     }
     w_.open(whole ? "if (sf_i0 < sf_len)" : "for (; sf_i0 < sf_len; sf_i0 += " + batch + ")");
@@ -155,6 +154,11 @@ class StepPrinter {
 
   std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
   std::string rowOf(const StepLoad &l) const { return "sf_row_" + vp_.var(l.value); }
+  // A whole batch's element of `p` at step sf_j and the register loops' indices, from the row
+  // pointer at the batch's first step (64-bit: a row may hold more than 2^27 elements).
+  std::string fromRow(const scan::Port &p) const {
+    return linear(loop_.descending ? "-(long long)sf_j" : "(long long)sf_j", k_.exprs.extent(p.layout), k_.rowRegisterOffset(p));
+  }
   std::string stepTime(const std::string &i) const {
     return loop_.descending ? "sf_hi - 1 - (" + i + ")" : "sf_lo + " + i;
   }
@@ -164,10 +168,7 @@ class StepPrinter {
     std::string slot = batchOf(load) + "[sf_j]";
     if (load.input) {
       const scan::Port &p = *load.input;
-      std::string address = whole ? rowOf(load) + ", " +
-                                        linear(loop_.descending ? "-(long long)sf_j" : "(long long)sf_j", k_.exprs.extent(p.layout),
-                                               k_.rowRegisterOffset(p))
-                                  : k_.cName(p.name) + ", " + k_.rowOffset(p, t);
+      std::string address = whole ? rowOf(load) + ", " + fromRow(p) : k_.cName(p.name) + ", " + k_.rowOffset(p, t);
       vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
         in.line(indexed(slot, k_.exprs.registerIndex(p.mask)) + " = sf_ld(" + address + ");");
       });
@@ -231,10 +232,9 @@ class StepPrinter {
     // The element's address as a base and an index: the buffer and the row offset at t, or in a
     // whole batch the output's row pointer and the step's and register's distance from it.
     std::string buf = outputBuffer(out, p), base = buf, index = k_.rowOffset(p, "t");
-    if (whole_ && rowCarried(out)) {
+    if (carriedRows_.count(buf)) {
       base = outputRow(buf);
-      index = linear(loop_.descending ? "-(long long)sf_j" : "(long long)sf_j", k_.exprs.extent(p.layout),
-                     k_.rowRegisterOffset(p));
+      index = fromRow(p);
     }
     std::string guard = k_.guardFor(p.mask, partial, collectives_), address = base + " + " + index;
     vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
@@ -261,12 +261,7 @@ class StepPrinter {
   // instructions (the selective SSM's chunked backward: 96 -> 121 registers with every output's
   // pointer carried, 106 with the stored ones, 10 -> 8 or 9 blocks per SM, predicted 2.87 -> 3.42
   // or 3.08 ms). Terms added atomically (partial over channels) keep their addresses per step.
-  bool rowCarried(scan::OutputOp out) const {
-    bool recomputesArrays = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) {
-      return (s->state.mask & k_.exprs.registerDims()) != 0;
-    });
-    return !recomputesArrays && !k_.layout.partialOver(out.getValue());
-  }
+  bool rowCarried(scan::OutputOp out) const { return !recomputesArrays_ && !k_.layout.partialOver(out.getValue()); }
 
   void printAccumulate(scan::AccumOp acc) {
     std::string sum = accumVar(k_.accumIndex(acc.getName()));
@@ -282,7 +277,11 @@ class StepPrinter {
   const ValuePrinter &vp_;
   bool collectives_;
   OpSet printed_;
-  bool whole_ = false;  // printing a whole batch's full steps (outputs through row pointers)
+  const bool recomputesArrays_ = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) {
+    return (s->state.mask & k_.exprs.registerDims()) != 0;
+  });
+  // Output buffers written through carried row pointers while the loop of whole batches prints.
+  std::map<std::string, const scan::Port *> carriedRows_;
 };
 
 }  // namespace
