@@ -192,11 +192,14 @@ std::vector<Golden> loadGoldens(const std::filesystem::path &packageDir) {
 
 std::string PlanChoice::describe() const {
   return std::string(strategy ? strategyName(*strategy) : "planner's choice") + (chunk ? " L=" + std::to_string(*chunk) : "") +
-         (lanes ? " lanes=" + std::to_string(*lanes) : "");
+         (lanes ? " lanes=" + std::to_string(*lanes) : "") + (stash ? *stash ? " with stash" : " without stash" : "");
 }
 
 std::vector<PlanChoice> goldenPlans() {
-  return {{std::nullopt, std::nullopt}, {Strategy::Sequential, 4}, {Strategy::Chunked, 5}, {Strategy::Chunked, 1}};
+  return {{std::nullopt, std::nullopt},
+          {Strategy::Sequential, 4},
+          {Strategy::Chunked, 5, std::nullopt, true},
+          {Strategy::Chunked, 1, std::nullopt, false}};
 }
 
 GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan) {

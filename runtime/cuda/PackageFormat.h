@@ -60,6 +60,9 @@ constexpr int kChainGroup = 32;
 // The macro and the formula variable of the lane count (RecurrenceDesc::laneDim).
 constexpr const char *kLanesDefine = "SF_LANES";
 constexpr const char *kLanesVariable = "$LANES";
+// The macro and the formula variable of the chunked kernels' stash: 1 with it, 0 without (Plan::stash).
+constexpr const char *kStashDefine = "SF_STASH";
+constexpr const char *kStashVariable = "$STASH";
 constexpr int kRegisterDimsChainGroup = 4;
 
 struct RecurrenceDesc {
@@ -80,6 +83,7 @@ struct RecurrenceDesc {
   std::vector<LaunchDesc> sequential, chunked; // the two strategies, in launch order
   std::string channels;                        // channels per batch element (formula); threads: times $LANES
   std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
+  std::string stashBytesPerStep = "0";         // the chunked kernel's stash: more of it, per step and block
   std::string stateRegisters = "0";            // floats of state per thread across steps (formula)
   std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
   int chainGroup = kChainGroup;                // chunks per group of the chunked kernel's carry

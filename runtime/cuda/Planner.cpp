@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/DeviceSpec.h"
@@ -33,8 +35,9 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident, fewer
   // where a block's recomputed states (L steps of them in shared memory) leave room for fewer blocks.
   double residentPerSm = d.threadsPerSm / 2.0;
-  if (r.recomputeBytesPerStep > 0) {
-    size_t blockBytes = static_cast<size_t>(r.recomputeBytesPerStep * p.chunk);
+  int64_t sharedPerStep = r.recomputeBytesPerStep + (chunked && p.stash ? r.stashBytesPerStep : 0);
+  if (sharedPerStep > 0) {
+    size_t blockBytes = static_cast<size_t>(sharedPerStep * p.chunk);
     residentPerSm = std::min(residentPerSm, static_cast<double>(d.blocksBySharedMemory(blockBytes) * r.blockThreads));
   }
   double resident = std::min(threads, sms * residentPerSm);
@@ -44,7 +47,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
   c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;
-  if (chunked && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
+  if (chunked && !p.stash && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
     c.bytes += channels * steps * r.readBytesPerStep;  // the rescan misses L2
   double inFlight = resident * batch * r.readBytesPerStep;
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
@@ -67,50 +70,80 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
 
 Plan plan(const PlanRequest &r) {
   if (r.batch < 1 || r.steps < 1 || r.channels < 1) throw CudaError("cannot plan a scan over empty shapes (" + shapes(r) + ")");
-  int64_t maxChunk = INT64_MAX;
-  if (r.recomputeBytesPerStep > 0) {
-    maxChunk = kSharedBudget / r.recomputeBytesPerStep;
-    if (maxChunk < 1)
-      throw PlanRefused("one step of recomputed state needs " + std::to_string(r.recomputeBytesPerStep) +
-                      " bytes of shared memory per block, more than " + std::to_string(kSharedBudget) + " (" + shapes(r) +
-                      "); use smaller register dimensions");
-  }
-  auto withChunk = [&](Strategy s, int64_t chunk) {
-    Plan p{s, std::min(chunk, r.steps), 1};
+  if (r.chunk && *r.chunk < 1) throw CudaError("chunk length " + std::to_string(*r.chunk) + " is not positive (" + shapes(r) + ")");
+  // The longest chunks whose shared memory per block (bytes per step, times L) fits `budget`.
+  auto chunkBound = [&](int64_t perStep, int64_t budget, const std::string &what) {
+    if (perStep <= 0) return INT64_MAX;
+    if (budget / perStep < 1)
+      throw PlanRefused("one step of " + what + " needs " + std::to_string(perStep) + " bytes of shared memory per block, more than " +
+                        std::to_string(budget) + " (" + shapes(r) + "); use smaller register dimensions");
+    return budget / perStep;
+  };
+  auto tooLong = [&](int64_t chunk, int64_t bound) {
+    return PlanRefused("chunk length " + std::to_string(chunk) + " exceeds the shared-memory bound of " + std::to_string(bound) +
+                       " steps (" + shapes(r) + ")");
+  };
+  auto withChunk = [&](Strategy s, int64_t chunk, bool stash) {
+    Plan p{s, std::min(chunk, r.steps), 1, 1, stash};
     p.chunks = cdiv(r.steps, p.chunk);
     return p;
   };
-  if (r.chunk) {
-    if (*r.chunk < 1) throw CudaError("chunk length " + std::to_string(*r.chunk) + " is not positive (" + shapes(r) + ")");
-    if (*r.chunk > maxChunk)
-      throw PlanRefused("chunk length " + std::to_string(*r.chunk) + " exceeds the shared-memory bound of " +
-                      std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
-  }
+  int64_t sequentialMax = chunkBound(r.recomputeBytesPerStep, kSharedBudget, "recomputed state");
+  if (r.strategy == Strategy::Sequential && r.chunk && *r.chunk > sequentialMax) throw tooLong(*r.chunk, sequentialMax);
   Plan sequential = withChunk(Strategy::Sequential, r.chunk ? *r.chunk
-                                                    : r.recomputeBytesPerStep > 0 ? std::min(kSequentialChunk, maxChunk)
-                                                                                  : r.steps);
+                                                    : r.recomputeBytesPerStep > 0 ? std::min(kSequentialChunk, sequentialMax)
+                                                                                  : r.steps,
+                              false);
   if (r.strategy == Strategy::Sequential) return sequential;
-  // The fewest chunks the grid allows, each no longer than the shared-memory bound.
-  int64_t longest = std::min(maxChunk, r.steps);
-  if (cdiv(r.steps, longest) > r.maxGridYZ) {
-    if (cdiv(r.steps, r.maxGridYZ) > maxChunk)
-      throw PlanRefused("T=" + std::to_string(r.steps) + " needs chunks longer than the shared-memory bound of " +
-                      std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
-  }
-  int64_t shortest = std::max(std::min(kMinChunk, longest), cdiv(r.steps, r.maxGridYZ));
-  if (r.chunk) return withChunk(Strategy::Chunked, std::max(*r.chunk, cdiv(r.steps, r.maxGridYZ)));
-  // Candidates: powers of two from the shortest chunk, and the longest chunk that still splits T.
+
+  // Chunked, with and without the stash: candidates are powers of two from the shortest chunk and
+  // the longest chunk that still splits T, each no longer than its shared-memory bound.
+  std::vector<bool> stashes = r.stashBytesPerStep == 0 ? std::vector<bool>{false}
+                              : r.stash                 ? std::vector<bool>{*r.stash}
+                                                        : std::vector<bool>{false, true};
   std::optional<Plan> best;
   double bestSeconds = 0;
-  auto consider = [&](int64_t chunk) {
-    Plan p = withChunk(Strategy::Chunked, chunk);
-    if (p.chunks < 2 && !r.strategy) return;
-    double t = predictPlan(r, p).seconds;
-    if (!best || t < bestSeconds) best = p, bestSeconds = t;
-  };
-  for (int64_t chunk = shortest; chunk <= longest; chunk *= 2) consider(chunk);
-  consider(longest);
-  if (r.strategy == Strategy::Chunked) return best ? *best : withChunk(Strategy::Chunked, longest);
+  std::optional<PlanRefused> refused;
+  for (bool stash : stashes) {
+    int64_t maxChunk = 0;
+    try {
+      maxChunk = stash ? chunkBound(r.recomputeBytesPerStep + r.stashBytesPerStep, r.sharedPerBlock - kStaticSharedReserve,
+                                    "recomputed state and stash")
+                       : sequentialMax;
+    } catch (const PlanRefused &e) {
+      refused = e;
+      continue;
+    }
+    int64_t longest = std::min(maxChunk, r.steps), fewest = cdiv(r.steps, r.maxGridYZ);  // the grid's z limit
+    if (fewest > maxChunk) {
+      refused = PlanRefused("T=" + std::to_string(r.steps) + " needs chunks longer than the shared-memory bound of " +
+                            std::to_string(maxChunk) + " steps (" + shapes(r) + ")");
+      continue;
+    }
+    if (r.chunk && *r.chunk > maxChunk) {
+      refused = tooLong(*r.chunk, maxChunk);
+      continue;
+    }
+    auto consider = [&](int64_t chunk) {
+      Plan p = withChunk(Strategy::Chunked, chunk, stash);
+      if (p.chunks < 2 && !r.strategy) return;
+      double t = predictPlan(r, p).seconds;
+      if (!best || t < bestSeconds) best = p, bestSeconds = t;
+    };
+    if (r.chunk) {
+      Plan p = withChunk(Strategy::Chunked, std::max(*r.chunk, fewest), stash);
+      double t = predictPlan(r, p).seconds;
+      if (!best || t < bestSeconds) best = p, bestSeconds = t;
+      continue;
+    }
+    for (int64_t chunk = std::max(std::min(kMinChunk, longest), fewest); chunk <= longest; chunk *= 2) consider(chunk);
+    consider(longest);
+    if (!best && r.strategy == Strategy::Chunked) best = withChunk(Strategy::Chunked, longest, stash);
+  }
+  if (r.strategy == Strategy::Chunked || r.chunk) {  // a chunk length alone forces the chunked strategy too
+    if (!best) throw *refused;
+    return *best;
+  }
   if (!best || bestSeconds > 0.9 * predictPlan(r, sequential).seconds) return sequential;
   return *best;
 }

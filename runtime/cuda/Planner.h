@@ -7,14 +7,15 @@
 //               a chunked tile), so the bandwidth reached is min(copy bandwidth, resident threads
 //               * a batch's bytes / memory latency); a step costs its share of that latency plus
 //               its own dependent instructions.
-//   chunked     B * channels * NC tiles: more loads in flight, but a chunk's inputs are read twice
-//               (from L2 when the resident tiles' chunks fit in half of it) and the carry passes
+//   chunked     B * channels * NC tiles: more loads in flight; a chunk's inputs are read once when
+//               the tile stashes them in shared memory (which bounds L and the resident blocks),
+//               else twice (from L2 when the resident tiles' chunks fit in half of it); the carry passes
 //               from group to group of chunks: a critical path of NC / chainGroup hops, a
 //               group's aggregates read and two chunk walks. Each chunk also writes a row of
 //               parameter-gradient partial sums (read back once), and each tile costs the SMs a
 //               fixed DeviceSpec::tileOverhead, which both favour longer chunks.
-// Resident threads: half an SM's, fewer where a block's recomputed states (L steps of them in
-// shared memory) leave room for fewer blocks; the threads beyond them walk their steps in later
+// Resident threads: half an SM's, fewer where a block's recomputed states and stash (L steps of
+// them in shared memory) leave room for fewer blocks; the threads beyond them walk their steps in later
 // waves. Predicted time = max(bytes / bandwidth reached, critical path, waves of walks) + launch
 // overhead; chunked, the
 // last tiles' walks of their chunk are added to the traffic's time and the tiles' fixed costs to
@@ -23,7 +24,8 @@
 // of two from 16 steps; chunked wins only when 10% faster.
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
 // holds one chunk of them per thread in shared memory, so L <= 48 KiB / (bytes per step of a
-// block); the sequential strategy then uses L = min(64, that bound), otherwise L = T.
+// block); the sequential strategy then uses L = min(64, that bound), otherwise L = T. Chunked,
+// L <= (sharedPerBlock - 1 KiB of static shared memory) / (recomputed and stashed bytes per step).
 // Grid limits: one launch covers at most maxGridYZ (65535) batch elements (RecurrenceRunner launches a
 // larger batch in slices) and, chunked, T / L <= maxGridYZ.
 #pragma once
@@ -44,11 +46,20 @@ struct Plan {
   int64_t chunk = 1;   // L
   int64_t chunks = 1;  // NC = ceil(T / L)
   int64_t lanes = 1;   // threads per channel ($LANES): a lane dimension's elements dealt to them
+  // Chunked: the tiles keep the step values their walks share in shared memory ($STASH, the
+  // kernels' SF_STASH), reading a chunk's inputs once at the price of shared memory per step.
+  bool stash = false;
 };
 
 struct PlanRequest {
   int64_t batch = 1, steps = 1, channels = 1;
   int64_t recomputeBytesPerStep = 0;  // shared memory per chunk step of one block; 0: none
+  // The chunked kernel's stash (step values its walks share, KernelContext::stashElement): more
+  // shared memory per chunk step of a block. A tile that stashes reads its chunk's inputs once.
+  int64_t stashBytesPerStep = 0;
+  // Shared memory a block may use (DeviceBackend::sharedBytesPerBlock, the opt-in maximum): the
+  // chunked kernel's bound. The sequential kernel keeps to kSharedBudget.
+  int64_t sharedPerBlock = 48 * 1024;
   // Instructions on one step's dependent chain per thread, over the kernels the plan serves (the
   // manifest's step_instructions): what a step costs beyond its share of the memory latency.
   double stepInstructions = 0;
@@ -67,11 +78,13 @@ struct PlanRequest {
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
+  std::optional<bool> stash;  // chunked: with or without the stash, where the kernels have one
 };
 
 constexpr int64_t kMinChunk = 16;
 constexpr int64_t kSequentialChunk = 64;
 constexpr int64_t kSharedBudget = 48 * 1024;
+constexpr int64_t kStaticSharedReserve = 1024;  // the chunked kernel's static shared memory (its ticket), bounded
 // Floats of state per thread (the manifest's state_registers) beyond which a kernel spills: ptxas
 // for sm_90 with 4 blocks of 64 threads per SM (255 registers at most) assembled linear attention's
 // backward with 64 floats (k = 128 on 4 lanes, k = 64 on 2) in 241 registers without spilling, and

@@ -54,7 +54,8 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
   };
   checkSize("B", shape.batch);
   checkSize("T", shape.steps);
-  Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}, {kLanesVariable, plan.lanes}};
+  Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}, {kLanesVariable, plan.lanes},
+                     {kStashVariable, plan.stash ? 1 : 0}};
   std::set<std::string> needed = dimsOf(fwd_);
   for (const std::string &d : needed) {
     auto it = shape.dims.find(d);
@@ -69,7 +70,7 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
 }
 
 Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy, std::optional<int64_t> chunk,
-                            std::optional<int64_t> lanes) const {
+                            std::optional<int64_t> lanes, std::optional<bool> stash) const {
   Variables sizes = variables(shape, Plan{});  // names a missing or unknown dimension
   std::vector<int64_t> candidates = {1};
   if (!fwd_.laneDim.empty()) {
@@ -99,7 +100,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   double bestSeconds = 0;
   std::optional<PlanRefused> refused;
   for (int64_t l : candidates) {
-    PlanRequest request = planRequest(shape, l, strategy, chunk);
+    PlanRequest request = planRequest(shape, l, strategy, chunk, stash);
     Plan p;
     try {
       p = cuda::plan(request);
@@ -118,7 +119,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
 }
 
 PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,
-                                          std::optional<int64_t> chunk) const {
+                                          std::optional<int64_t> chunk, std::optional<bool> stash) const {
   Plan withLanes;
   withLanes.lanes = lanes;
   Variables vars = variables(shape, withLanes);
@@ -130,6 +131,12 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
                                                  (bwd_ ? evaluate(bwd_->stepInstructions, vars) : 0));
   request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
                                            bwd_ ? evaluate(bwd_->recomputeBytesPerStep, vars) : 0);
+  // The chunked kernels' shared memory per step: the larger of forward's and backward's.
+  auto chunkShared = [&](const RecurrenceDesc &r) {
+    return evaluate(r.recomputeBytesPerStep, vars) + evaluate(r.stashBytesPerStep, vars);
+  };
+  request.stashBytesPerStep = std::max(chunkShared(fwd_), bwd_ ? chunkShared(*bwd_) : 0) - request.recomputeBytesPerStep;
+  request.sharedPerBlock = static_cast<int64_t>(device_.sharedBytesPerBlock());
   double read = 0, written = 0;
   addStepBytes(fwd_, vars, read, written);
   if (bwd_) addStepBytes(*bwd_, vars, read, written);
@@ -146,6 +153,7 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   request.maxGridYZ = device_.maxGridYZ();
   request.strategy = strategy;
   request.chunk = chunk;
+  request.stash = stash;
   return request;
 }
 
@@ -253,7 +261,8 @@ void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, i
                        (shape.batch < batch ? ", batch elements from " + std::to_string(first) + " of " + std::to_string(batch)
                                             : std::string()) + "; " +
                        strategyName(plan.strategy) + ", L=" + std::to_string(plan.chunk) +
-                       (rec.laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lanes") + "; grid " +
+                       (rec.laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lanes") +
+                       (plan.stash ? ", stash" : "") + "; grid " +
                        std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
                        std::to_string(config.grid[2]) + ", block " + std::to_string(config.block) + ", " +
                        std::to_string(config.sharedBytes) + " B shared) on " + device_.describe();

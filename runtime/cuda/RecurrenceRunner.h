@@ -39,10 +39,11 @@ class RecurrenceRunner {
   // The planner's choice (Planner.h); with a lane dimension it also picks the lanes per channel
   // (Plan::lanes) by the same cost model, among the powers of two up to 32 that divide the
   // dimension's size and leave at most kMaxStateRegisters floats of state per thread. `lanes`
-  // forces that choice (a CudaError if it does not divide the size).
+  // forces that choice (a CudaError if it does not divide the size); `stash` forces the chunked
+  // kernels' stash on or off where they have one (Plan::stash).
   Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {},
-            std::optional<int64_t> lanes = {}) const;
-  // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, dimension sizes) for a
+            std::optional<int64_t> lanes = {}, std::optional<bool> stash = {}) const;
+  // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, $STASH, dimension sizes) for a
   // call; a CudaError names a missing, unknown or out-of-range size.
   Variables variables(const Shape &shape, const Plan &plan) const;
   // The size in bytes of a buffer of the forward or backward.
@@ -58,7 +59,7 @@ class RecurrenceRunner {
                 const BufferMap &buffers, Stream stream);
   // What the planner is told about a call at `shape` with `lanes` threads per channel.
   PlanRequest planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,
-                          std::optional<int64_t> chunk) const;
+                          std::optional<int64_t> chunk, std::optional<bool> stash) const;
   LoadedModule &module(const RecurrenceDesc &rec, const Variables &vars);
   DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Variables &vars);
 

@@ -35,7 +35,7 @@ TEST(CudaEmitter, ContractedDimensionsLiveInRegisters) {
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["channel_dims"], nlohmann::json({"d"}));
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["register_dims"], nlohmann::json({"n"}));
   // n is also the lane dimension: dealt to $LANES threads per channel, a macro the plan sets.
-  EXPECT_EQ(recurrence(ssm, "selective_ssm")["defines"], nlohmann::json({{"SF_DIM_n", "n"}, {"SF_LANES", "$LANES"}}));
+  EXPECT_EQ(recurrence(ssm, "selective_ssm")["defines"], nlohmann::json({{"SF_DIM_n", "n"}, {"SF_LANES", "$LANES"}, {"SF_STASH", "$STASH"}}));
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["layout"]["lane_dim"], "n");
   nlohmann::json attention = manifestOfModel("linear_attention");
   EXPECT_EQ(recurrence(attention, "linear_attention")["layout"]["channel_dims"], nlohmann::json({"e"}));

@@ -205,7 +205,7 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
         SCOPED_TRACE(program.name + " " + shape.describe() + ", " + choice.describe() + ", emulator seed " + std::to_string(seed));
         std::unique_ptr<EmulatedBackend> device = emulatedBackend(seed);
         cuda::RecurrenceRunner runner(package, rec.name, *device);
-        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk, choice.lanes));
+        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash));
         for (const cuda::TensorCheck &c : report.checks) {
           EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
           if (c.stage != "backward" || bwd.buffer(c.name)->role != cuda::BufferRole::Accum) continue;
@@ -238,7 +238,7 @@ TEST(EmittedPackage, GoldensPassOnTheEmulation) {
     cuda::RecurrenceRunner runner(package, golden.forward, *device);
     for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
       SCOPED_TRACE(golden.name + ", " + choice.describe());
-      cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(golden.shape, choice.strategy, choice.chunk, choice.lanes));
+      cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(golden.shape, choice.strategy, choice.chunk, choice.lanes, choice.stash));
       EXPECT_FALSE(report.checks.empty());
       for (const cuda::TensorCheck &c : report.checks) EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
     }

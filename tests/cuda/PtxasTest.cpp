@@ -99,7 +99,7 @@ const cuda::Nvrtc *nvrtcOrNull(std::string &why) {
 class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
 
 // Register dimensions of 16, held whole by each thread (1 lane) and, for a lane dimension, also
-// dealt to 16 lanes.
+// dealt to 16 lanes; the chunked kernels with and without their stash.
 TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   std::string why;
   const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);
@@ -107,11 +107,13 @@ TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   auto compiled = compileReference(GetParam().source, GetParam().name + ".scan");
   ASSERT_TRUE(compiled);
   for (const cuda::RecurrenceDesc &rec : kernelsOf(*compiled->module))
-    for (int64_t lanes : rec.laneDim.empty() ? std::vector<int64_t>{1} : std::vector<int64_t>{1, kRegisterSize}) {
-      std::map<std::string, int64_t> values;
-      for (auto &[macro, formula] : rec.defines) values[macro] = formula == cuda::kLanesVariable ? lanes : kRegisterSize;
-      expectNoSpills(*nvrtc, rec, values);
-    }
+    for (int64_t lanes : rec.laneDim.empty() ? std::vector<int64_t>{1} : std::vector<int64_t>{1, kRegisterSize})
+      for (int64_t stash : rec.defines.count(cuda::kStashDefine) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
+        std::map<std::string, int64_t> values;
+        for (auto &[macro, formula] : rec.defines)
+          values[macro] = formula == cuda::kLanesVariable ? lanes : formula == cuda::kStashVariable ? stash : kRegisterSize;
+        expectNoSpills(*nvrtc, rec, values);
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Ptxas, ::testing::ValuesIn(modelVariants()), variantName);

@@ -63,7 +63,7 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
         for (const cuda::PlanChoice &choice : runs.plans) {
           SCOPED_TRACE(rec.name + " " + shape.describe() + (withInitial ? " with initial states" : " from zero") + ", " +
                        choice.describe());
-          cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes);
+          cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash);
           cuda::GoldenReport report = cuda::runGolden(runner, golden, plan);
           ++summary.runs;
           for (const cuda::TensorCheck &c : report.checks) {

@@ -173,6 +173,41 @@ TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
                    std::ceil(8.0 * 4096 * 128 / (132 * 1024)) * 64 / (std::ceil(8.0 * 4096 * 256 / (132 * 1024)) * 32));
 }
 
+// The chunked kernels' stash (minGRU forward+backward at B=8 T=16384 D=1024: 2 floats per thread
+// and step in blocks of 128): a tile reads its chunk's inputs once, where without it the rescan
+// reads them again (the resident tiles' chunks do not fit in half of L2), and its shared memory
+// bounds the chunk by the device's opt-in maximum per block and the resident blocks.
+TEST(Planner, TheStashReadsAChunksInputsOnce) {
+  PlanRequest r = request(8, 16384, 1024);
+  r.passes = 2;
+  r.readBytesPerStep = 24;
+  r.writtenBytesPerStep = 12;
+  r.stashBytesPerStep = 1024;
+  r.sharedPerBlock = 227 * 1024;
+  r.stepInstructions = 200;  // a walk of all of T is long: sequential loses
+  Plan stashed{Strategy::Chunked, 32, 512, 1, true}, unstashed{Strategy::Chunked, 32, 512, 1, false};
+  double ideal = 8.0 * 1024 * 16384 * 36;
+  EXPECT_DOUBLE_EQ(predictPlan(r, stashed).bytes, ideal);
+  EXPECT_DOUBLE_EQ(predictPlan(r, unstashed).bytes, ideal + 8.0 * 1024 * 16384 * 24);
+  EXPECT_LT(predictPlan(r, stashed).seconds, predictPlan(r, unstashed).seconds);
+  Plan chosen = plan(r);
+  EXPECT_EQ(chosen.strategy, Strategy::Chunked);
+  EXPECT_TRUE(chosen.stash);
+  // 64 KiB per block at 64 steps: 3 blocks of 128 threads per SM (228 KiB, 1 KiB reserved per block).
+  Plan at64{Strategy::Chunked, 64, 256, 1, true};
+  r.stepInstructions = 1e4;  // steps long enough that the walks bind: they count the resident threads
+  EXPECT_DOUBLE_EQ(predictPlan(r, at64).walks / predictPlan(r, Plan{Strategy::Chunked, 64, 256, 1, false}).walks,
+                   std::ceil(8.0 * 1024 * 256 / (132 * 3 * 128)) / std::ceil(8.0 * 1024 * 256 / (132 * 1024)));
+  r.stash = false;
+  EXPECT_FALSE(plan(r).stash);
+  r.stash = true;
+  r.strategy = Strategy::Chunked;
+  r.chunk = 227;  // (227 KiB - 1 KiB of static shared memory) / 1 KiB per step = 226 steps at most
+  EXPECT_EQ(errorOf([&] { plan(r); }), "chunk length 227 exceeds the shared-memory bound of 226 steps (B=8 T=16384 channels=1024)");
+  r.stashBytesPerStep = 0;  // nothing to stash: the forced stash is moot
+  EXPECT_FALSE(plan(r).stash);
+}
+
 TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
   // 64 threads * 16 floats * 4 bytes = 4 KiB per step: at most 12 steps in 48 KiB.
   Plan seq = plan(request(64, 4096, 4096, 4096));

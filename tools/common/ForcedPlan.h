@@ -17,18 +17,19 @@ namespace scanforge::tools {
 struct ForcedPlan {
   std::optional<cuda::Strategy> strategy;
   std::optional<int64_t> chunk, lanes;  // lanes: only where a recurrence has a lane dimension
-  bool any() const { return strategy || chunk || lanes; }
+  std::optional<bool> stash;            // the chunked kernels' stash, where they have one
+  bool any() const { return strategy || chunk || lanes || stash; }
 
   // The runner's plan at `shape` with what is forced (the lane count only for a recurrence with a
   // lane dimension; the others run with one lane); a CudaError names a forced value that cannot be.
   cuda::Plan planFor(const cuda::RecurrenceRunner &runner, const cuda::Shape &shape) const {
-    return runner.plan(shape, strategy, chunk, runner.forwardDesc().laneDim.empty() ? std::nullopt : lanes);
+    return runner.plan(shape, strategy, chunk, runner.forwardDesc().laneDim.empty() ? std::nullopt : lanes, stash);
   }
   // A predictions file (tools/common/Predictions.h) holds the planner's plans: a CudaError when
   // one is asked for with a forced plan.
   void refusePredictions(const std::string &predictionsFile) const {
     if (any() && !predictionsFile.empty())
-      throw cuda::CudaError("--predictions holds the planner's plans: leave it out with --strategy, --chunk or --lanes");
+      throw cuda::CudaError("--predictions holds the planner's plans: leave it out with --strategy, --chunk, --lanes or --stash");
   }
 };
 
@@ -43,8 +44,11 @@ class ForcedPlanOptions {
     lanes_ = app.add_option("--lanes", laneCount_,
                             what + " with this many threads per channel where a recurrence has a lane dimension "
                                    "(selective_ssm's n): a power of two up to 32 that divides it, instead of the planner's");
+    auto *stash = app.add_option("--stash", stash_,
+                                 what + " with the chunked kernels' stash on or off (where they have one), instead of the planner's")
+                      ->check(CLI::IsMember({"on", "off"}));
     if (needs)
-      for (CLI::Option *o : {s, chunk_, lanes_}) o->needs(needs);
+      for (CLI::Option *o : {s, chunk_, lanes_, stash}) o->needs(needs);
   }
 
   ForcedPlan forced() const {
@@ -55,11 +59,12 @@ class ForcedPlanOptions {
       plan.chunk = chunkSteps_;
     }
     if (lanes_->count()) plan.lanes = laneCount_;
+    if (!stash_.empty()) plan.stash = stash_ == "on";
     return plan;
   }
 
  private:
-  std::string strategy_;
+  std::string strategy_, stash_;
   int64_t chunkSteps_ = 0, laneCount_ = 0;
   CLI::Option *chunk_ = nullptr, *lanes_ = nullptr;
 };

@@ -51,6 +51,10 @@ int printPtx(const std::vector<cuda::RecurrenceDesc> &recurrences, const std::st
           sizes += " " + macro + "=1";
           continue;
         }
+        if (dim == cuda::kStashVariable) {  // the chunked kernels with their stash
+          defines.push_back("-D" + macro + "=1");
+          continue;
+        }
         bool given = dims.count(dim);
         int64_t size = given ? dims[dim] : kDefaultRegisterSize;
         defines.push_back("-D" + macro + "=" + std::to_string(size));

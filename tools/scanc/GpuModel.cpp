@@ -49,7 +49,7 @@ Reduced reducedOf(const cuda::RecurrenceRunner &runner, const cuda::Shape &full,
                                 : std::min(full.steps, kReducedSteps);
   steps = chunkedInTime ? steps / plan.chunk * plan.chunk : steps;
   cuda::Shape shape{1, steps, full.dims};
-  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps, plan.lanes);
+  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps, plan.lanes, plan.stash);
   return {shape, reduced, static_cast<double>(full.batch * full.steps) / static_cast<double>(steps)};
 }
 
@@ -217,6 +217,7 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
             << format("%g", reduced.scale) << " for [B, T] tensors)"
             << "\nstrategy" << (forced.any() ? " (forced)" : "") << ": " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
             << " chunk(s)" << (runner.forwardDesc().laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lane(s) per channel")
+            << (plan.stash ? ", stash" : "")
             << "\nforward:\n";
   Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
   auto line = [&](const char *what, const Direction &d) {

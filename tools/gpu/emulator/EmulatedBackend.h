@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/cuda/DeviceBackend.h"
+#include "runtime/cuda/DeviceSpec.h"
 #include "tools/gpu/emulator/DeviceMemory.h"
 #include "tools/gpu/emulator/KernelLibrary.h"
 #include "tools/gpu/emulator/Launch.h"
@@ -46,7 +47,7 @@ class EmulatedBackend : public cuda::DeviceBackend {
 
   std::string describe() const override { return "CPU emulation (concurrent)"; }
   int multiprocessors() const override { return 132; }  // plans as for an H100
-  size_t sharedBytesPerBlock() const override { return 48 * 1024; }
+  size_t sharedBytesPerBlock() const override { return cuda::h100().sharedPerBlock; }  // with the opt-in, as CudaBackend
   int64_t maxGridYZ() const override { return options_.maxGridYZ; }
   cuda::DevicePtr allocate(size_t bytes) override { return memory_.allocate(bytes); }
   // Memory whose pages the host commits only where a launch touches them (not zeroed).

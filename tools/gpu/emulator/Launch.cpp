@@ -740,8 +740,9 @@ void runLaunch(const KernelLibrary &library, const std::string &kernel, const cu
       config.grid[2] > 65535)
     throw CudaError(kernel + ": grid (" + std::to_string(config.grid[0]) + ", " + std::to_string(config.grid[1]) +
                     ", " + std::to_string(config.grid[2]) + ") is empty or beyond the limits (y and z at most 65535)");
-  if (config.sharedBytes > 48 * 1024)
-    throw CudaError(kernel + ": launch asks for " + std::to_string(config.sharedBytes) + " bytes of shared memory");
+  if (config.sharedBytes > h100().sharedPerBlock)
+    throw CudaError(kernel + ": launch asks for " + std::to_string(config.sharedBytes) + " bytes of shared memory, more than the " +
+                    std::to_string(h100().sharedPerBlock) + " an H100 block may use");
   Launch launch(library, kernel, config, args, memory, fibers, options, traffic);
   launch.run();
 }

@@ -206,6 +206,11 @@ std::string KernelContext::slotElement(const scan::Port &state, const std::strin
          " + threadIdx.x]";
 }
 
+std::string KernelContext::stashElement(int slot, const std::string &step) const {
+  return "sf_stash[((" + step + ") * sf_stash_floats + " + std::to_string(slot) + ") * " + std::to_string(block) +
+         " + threadIdx.x]";
+}
+
 // ---- ports, offsets and guards ----
 
 const scan::Port &KernelContext::port(const std::vector<scan::Port> &list, llvm::StringRef name) const {

@@ -61,6 +61,11 @@ struct KernelContext {
   std::string stateRegisters() const;
   // The shared-memory slot of one element of `state` at chunk step `slot`.
   std::string slotElement(const scan::Port &state, const std::string &slot) const;
+  // A chunked tile's stash: step values that more than one of its walks reads (the recomputation,
+  // the scan from zero, the rescan), kept in shared memory after the recomputed states by the walk
+  // that loads them first (KernelPrinter's printChunkKernel), so a tile reads its chunk's inputs
+  // from memory once. Float `slot` of the thread at chunk step `step`.
+  std::string stashElement(int slot, const std::string &step) const;
 
   // ---- ports, offsets and guards ----
   const scan::Port &port(const std::vector<scan::Port> &list, llvm::StringRef name) const;

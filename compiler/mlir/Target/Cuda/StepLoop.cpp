@@ -34,13 +34,31 @@ struct StepLoad {
   const scan::SavedState *saved = nullptr;  // or a forward state kept in a forward output
 };
 
+std::vector<StepLoad> stepLoads(const KernelContext &k, const StepLoop &loop) {
+  std::vector<StepLoad> loads;
+  for (Operation *op : loop.ops) {
+    if (auto in = llvm::dyn_cast<scan::InputOp>(op))
+      loads.push_back({in.getResult(), &k.port(loop.info->inputs, in.getName()), nullptr});
+    if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
+      for (const scan::SavedState &s : k.info.saved())
+        if (s.state.name == saved.getName() && s.used && s.output) loads.push_back({saved.getResult(), nullptr, &s});
+  }
+  return loads;
+}
+
+// The same tensor element at the same step whichever walk loads it: an input by its name (a
+// backward's recompute walk reads the forward's inputs under the same names), a saved state by its.
+std::string stashKey(const StepLoad &l) { return l.input ? l.input->name : "saved " + l.saved->state.name; }
+
 class StepPrinter {
  public:
   StepPrinter(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives)
       : w_(w), k_(k), loop_(loop), vp_(*loop.values), collectives_(collectives), printed_(loop.ops.begin(), loop.ops.end()) {}
 
   void print() {
-    std::vector<StepLoad> loads = loadsOf();
+    std::vector<StepLoad> loads;
+    for (const StepLoad &l : stepLoads(k_, loop_))
+      if (!loop_.stashReads.count(stashKey(l))) loads.push_back(l);
     // Batches of steps for scalar inputs; with register arrays, as many steps as keep a batch's
     // floats per input within one batch of scalars (one step when the arrays alone exceed it).
     DimMask arrays = 0;
@@ -123,8 +141,16 @@ class StepPrinter {
     // steps' math before the batch's last load is issued. Without them the loop above was 699
     // instructions, but 8 of its 32 loads came after the math began: a second wait per batch.
     if (whole) w_.open(loop_.descending ? "if (t >= 0)" : "if (t < T)");
-    for (const StepLoad &l : loads)
+    for (const StepLoad &l : stepLoads(k_, loop_)) {
+      std::string key = stashKey(l);
+      if (auto read = loop_.stashReads.find(key); read != loop_.stashReads.end()) {
+        vp_.assign(w_, l.value, [&] { return k_.stashElement(read->second, "t - sf_lo"); });
+        continue;
+      }
       vp_.assign(w_, l.value, [&] { return indexed(batchOf(l) + "[sf_j]", k_.exprs.registerIndex(vp_.dimsOf(l.value))); });
+      if (auto write = loop_.stashWrites.find(key); write != loop_.stashWrites.end())
+        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + vp_.element(l.value) + ";");
+    }
     if (loop_.mode == Mode::Recompute) {
       for (const scan::SavedState *s : k_.recomputed) {
         std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
@@ -138,18 +164,6 @@ class StepPrinter {
     printBody();
     if (loop_.mode == Mode::Recompute) w_.close();
     w_.close().close();
-  }
-
-  std::vector<StepLoad> loadsOf() const {
-    std::vector<StepLoad> loads;
-    for (Operation *op : loop_.ops) {
-      if (auto in = llvm::dyn_cast<scan::InputOp>(op))
-        loads.push_back({in.getResult(), &k_.port(loop_.info->inputs, in.getName()), nullptr});
-      if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
-        for (const scan::SavedState &s : k_.info.saved())
-          if (s.state.name == saved.getName() && s.used && s.output) loads.push_back({saved.getResult(), nullptr, &s});
-    }
-    return loads;
   }
 
   std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
@@ -285,6 +299,13 @@ class StepPrinter {
 };
 
 }  // namespace
+
+std::vector<std::string> scalarStepLoads(const KernelContext &k, const StepLoop &loop) {
+  std::vector<std::string> keys;
+  for (const StepLoad &l : stepLoads(k, loop))
+    if (k.exprs.registerCount(loop.values->dimsOf(l.value)) == "1") keys.push_back(stashKey(l));
+  return keys;
+}
 
 void printStepLoop(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives) {
   StepPrinter(w, k, loop, collectives).print();

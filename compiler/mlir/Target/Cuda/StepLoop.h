@@ -3,6 +3,10 @@
 // on the thread's registers.
 #pragma once
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "compiler/mlir/Target/Cuda/CodeWriter.h"
 #include "compiler/mlir/Target/Cuda/KernelContext.h"
 
@@ -24,7 +28,15 @@ struct StepLoop {
   bool descending;
   std::string statePrefix;     // "s" for the kernel's own states, "fs" for recomputed forward states
   int batchSteps;              // steps of scalar inputs loaded together (kLoadBatchSteps, kChunkLoadBatchSteps)
+  // A chunked tile's stash (KernelContext::stashSlot): the step values (stepLoads) this walk stores
+  // into the stash as it loads them, and those it reads from there instead of memory, by slot.
+  std::map<std::string, int> stashWrites, stashReads;
 };
+
+// The values a step loop loads from memory at every step that are one float per thread (an
+// input's element, or a forward state read from a forward output), by stash key: what a chunked
+// tile's walks may share through its stash.
+std::vector<std::string> scalarStepLoads(const KernelContext &k, const StepLoop &loop);
 
 // The ops a step loop must print: its sinks (state updates, and in full mode outputs and
 // gradients) and what they use; an unused read of a state or of a forward output is left out.
