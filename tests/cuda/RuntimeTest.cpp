@@ -134,15 +134,22 @@ TEST(Planner, ShortSequencesStaySequentialAndChunksAreAtLeast16) {
   EXPECT_EQ(plan(forced).chunk, 16);
 }
 
-// Each chunked tile has a fixed cost and the last tiles' walks overlap nothing: at B=8 T=16384
-// D=1024 minGRU (191 step instructions forward and backward, blocks of 128) the planner picks chunks
-// of 128 steps, the fastest measured on an H200 (1.94 ms against 2.49 with 16 and 2.13 with 512).
-TEST(Planner, TileCostsAndTheDrainPickTheMeasuredChunk) {
+// minGRU forward+backward at B=8 T=16384 D=1024: 24 bytes read and 12 written per thread and step,
+// 191 step instructions forward and backward, blocks of 128.
+PlanRequest minGruLongSequence() {
   PlanRequest r = request(8, 16384, 1024);
   r.readBytesPerStep = 24;
   r.writtenBytesPerStep = 12;
   r.stepInstructions = 191;
   r.passes = 2;
+  return r;
+}
+
+// Each chunked tile has a fixed cost and the last tiles' walks overlap nothing: for minGRU at B=8
+// T=16384 the planner picks chunks of 128 steps, the fastest measured on an H200 (1.94 ms against
+// 2.49 with 16 and 2.13 with 512; kernels without the stash).
+TEST(Planner, TileCostsAndTheDrainPickTheMeasuredChunk) {
+  PlanRequest r = minGruLongSequence();
   Plan p = plan(r);
   EXPECT_EQ(p.strategy, Strategy::Chunked);
   EXPECT_EQ(p.chunk, 128);
@@ -173,18 +180,14 @@ TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
                    std::ceil(8.0 * 4096 * 128 / (132 * 1024)) * 64 / (std::ceil(8.0 * 4096 * 256 / (132 * 1024)) * 32));
 }
 
-// The chunked kernels' stash (minGRU forward+backward at B=8 T=16384 D=1024: 2 floats per thread
-// and step in blocks of 128): a tile reads its chunk's inputs once, where without it the rescan
-// reads them again (the resident tiles' chunks do not fit in half of L2), and its shared memory
-// bounds the chunk by the device's opt-in maximum per block and the resident blocks.
+// The chunked kernels' stash (minGRU at B=8 T=16384: 2 floats per thread and step in blocks of
+// 128): a tile reads its chunk's inputs once, where without it the rescan reads them again (the
+// resident tiles' chunks do not fit in half of L2), and its shared memory bounds the chunk by the
+// device's opt-in maximum per block and the resident blocks.
 TEST(Planner, TheStashReadsAChunksInputsOnce) {
-  PlanRequest r = request(8, 16384, 1024);
-  r.passes = 2;
-  r.readBytesPerStep = 24;
-  r.writtenBytesPerStep = 12;
+  PlanRequest r = minGruLongSequence();
   r.stashBytesPerStep = 1024;
   r.sharedPerBlock = 227 * 1024;
-  r.stepInstructions = 200;  // a walk of all of T is long: sequential loses
   Plan stashed{Strategy::Chunked, 32, 512, 1, true}, unstashed{Strategy::Chunked, 32, 512, 1, false};
   double ideal = 8.0 * 1024 * 16384 * 36;
   EXPECT_DOUBLE_EQ(predictPlan(r, stashed).bytes, ideal);

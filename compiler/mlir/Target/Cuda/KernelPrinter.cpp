@@ -269,11 +269,7 @@ class Printer {
     w.close();
   }
 
-  // A chunked tile's stash (KernelContext::stashElement): every one-float step value that more
-  // than one of its walks loads gets a slot; the first walk to load it stores it there, the later
-  // ones read it back. Returns the floats per thread and step. Whether a plan uses it is the
-  // planner's choice (Plan::stash, compiled as SF_STASH): it costs shared memory per step, which
-  // bounds the chunk length and the resident blocks.
+  // The chunked kernel's walks of its chunk, with their stash planned.
   struct ChunkWalks {
     StepLoop recompute, summary, full;  // recompute: only where the kernel recomputes states
     int stashFloats = 0;
@@ -288,6 +284,11 @@ class Printer {
     c.stashFloats = planStash(walks, k_);
     return c;
   }
+  // A chunked tile's stash (KernelContext::stashElement): every one-float step value that more
+  // than one of its walks loads gets a slot; the first walk to load it stores it there, the later
+  // ones read it back. Returns the floats per thread and step. Whether a plan uses it is the
+  // planner's choice (Plan::stash, compiled as SF_STASH): it costs shared memory per step, which
+  // bounds the chunk length and the resident blocks.
   static int planStash(const std::vector<StepLoop *> &walks, const KernelContext &k) {
     std::map<std::string, int> walksLoading;
     for (StepLoop *walk : walks)
@@ -372,9 +373,10 @@ class Printer {
   // Parameters and what depends on them alone, the shared memory (recomputation and stash), the
   // gradient sums.
   void printKernelSetup(CodeWriter &w, bool recompute, int stashFloats = 0) {
-    if (recompute || stashFloats) w.line("extern __shared__ float sf_smem[];");
+    if (recompute) w.line("extern __shared__ float sf_smem[];");
     if (stashFloats) {
       w.line("#if SF_STASH");
+      if (!recompute) w.line("extern __shared__ float sf_smem[];");
       w.line("constexpr int sf_stash_floats = " + std::to_string(stashFloats) + ";");
       w.line("float *const sf_stash = sf_smem" +
              (recompute ? " + L * (" + k_.recomputeFloats() + ") * " + std::to_string(k_.block) : std::string()) + ";");
