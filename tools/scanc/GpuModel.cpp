@@ -185,7 +185,9 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
               << "    predicted: memory " << format("%.3f", p.memorySeconds * 1e3) << " ms, issue "
               << format("%.3f", p.issueSeconds * 1e3) << " ms, latency " << format("%.3f", p.latencySeconds * 1e3)
               << " ms" << (chained ? ", chain " + format("%.3f", p.chainSeconds * 1e3) + " ms" : std::string())
-              << " -> " << p.bound << "-bound, " << format("%.3f", p.seconds * 1e3) << " ms\n";
+              << " -> " << p.bound << "-bound"
+              << (chained ? ", plus tiles " + format("%.3f", p.tileSeconds * 1e3) + " ms" : std::string()) << ", "
+              << format("%.3f", p.seconds * 1e3) << " ms\n";
   }
   d.seconds = gpu::callSeconds(device, predictions);
   return d;

@@ -3,6 +3,8 @@
 // scheduler waiting on its loads (latency-bound).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tools/gpu/model/Predictor.h"
 
 namespace scanforge::gpu {
@@ -111,6 +113,20 @@ TEST(Predictor, OneWarpPerSchedulerWaitsOnLatency) {
   double chain = d.memoryLatency * d.clockHz + 700 * d.aluCycles + 100 * d.mufuCycles + 200 * d.controlCycles;
   EXPECT_DOUBLE_EQ(p.latencySeconds, iterations * chain / d.clockHz);
   EXPECT_LT(p.bytesInFlightPerSm, p.bytesInFlightNeeded);
+}
+
+// A chunked kernel (one with a chain of carries) pays each tile's fixed cost on its SM, as the
+// planner does: 8192 blocks over 132 SMs.
+TEST(Predictor, AChainedKernelPaysEachTile) {
+  const DeviceSpec &d = h100();
+  KernelSass s = scalarKernel(100, 16, 32);
+  KernelPrediction plain = predictKernel(d, s, grid(8192, 128), stream(1 << 20, 4));
+  KernelPrediction chained = predictKernel(d, s, grid(8192, 128), stream(1 << 20, 4), 4);
+  EXPECT_EQ(plain.tileSeconds, 0.0);
+  EXPECT_DOUBLE_EQ(chained.tileSeconds, 8192 * d.tileOverhead / d.multiprocessors);
+  EXPECT_DOUBLE_EQ(chained.seconds, std::max({chained.memorySeconds, chained.issueSeconds, chained.latencySeconds,
+                                              chained.chainSeconds}) +
+                                        chained.tileSeconds + d.launchOverhead);
 }
 
 TEST(Predictor, ScalesTrafficAndSumsACall) {

@@ -54,6 +54,9 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
   if (chainHops > 0) {
     // A tile's walks of its chunk (scan and rescan): its iterations at the dependent-chain pace.
     p.chainSeconds = chainHops * d.chainHop + p.iterationsPerWarp * chainCycles / d.clockHz;
+    // Each tile's fixed cost on its SM (block start, ticket, carry wait and publish): the planner's
+    // term, fitted to chunked kernels measured on an H200 (runtime/cuda/Planner.cpp).
+    p.tileSeconds = static_cast<double>(p.blocks) * d.tileOverhead / d.multiprocessors;
   }
   p.overheadSeconds = d.launchOverhead;
   double slowest = std::max({p.memorySeconds, p.issueSeconds, p.latencySeconds, p.chainSeconds});
@@ -61,7 +64,7 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
             : slowest == p.issueSeconds ? "issue"
             : slowest == p.chainSeconds ? "chain"
                                         : "latency";
-  p.seconds = slowest + p.overheadSeconds;
+  p.seconds = slowest + p.tileSeconds + p.overheadSeconds;
   return p;
 }
 

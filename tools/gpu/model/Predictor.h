@@ -34,6 +34,7 @@ struct KernelPrediction {
   double bytesInFlightNeeded = 0;    // copy bandwidth per SM x memory latency
   double bytesMoved = 0, sectorsPerRequest = 0, sectorEfficiency = 0, instructionsPerByte = 0;
   double memorySeconds = 0, issueSeconds = 0, latencySeconds = 0, chainSeconds = 0, overheadSeconds = 0;
+  double tileSeconds = 0;  // a chunked kernel's tiles, each a fixed cost on its SM (DeviceSpec::tileOverhead)
   double seconds = 0;
   const char *bound = "";  // "memory", "issue", "latency" or "chain"
 };
@@ -41,7 +42,8 @@ struct KernelPrediction {
 // `traffic` is the kernel's traffic at the predicted shape (see scaleTraffic); throws
 // std::invalid_argument naming the kernel when the launch cannot run or the traffic is empty.
 // `chainHops`: a chunked kernel's carry passes from tile to tile that many times in sequence (its
-// groups of chunks); the chain time is that many hops plus one tile's walks of its chunk.
+// groups of chunks); the chain time is that many hops plus one tile's walks of its chunk, and
+// every block (tile) adds DeviceSpec::tileOverhead to its SM's time.
 KernelPrediction predictKernel(const DeviceSpec &device, const KernelSass &sass, const cuda::LaunchConfig &launch,
                                const KernelTraffic &traffic, unsigned chainHops = 0);
 
