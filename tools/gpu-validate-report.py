@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes tools/gpu-validate.sh's report, REPORT.{md,json}, from what it left in its logs
 directory: ctest.xml (ctest --output-junit), bench.json and bench.md (scan-gpu-bench --json and its
-table), bench.err; with --bf16-bench-rc also the bf16 package's bench-bf16.{json,md,err} and
+table), bench.err; with --nostash-bench-rc also bench-nostash.{json,md,err} (the same benchmark with
+the chunked kernels' stash off); with --bf16-bench-rc also the bf16 package's bench-bf16.{json,md,err} and
 goldens-bf16.log (scan-package-run). Standard library only: the GPU machine may have nothing else."""
 import argparse
 import datetime
@@ -59,11 +60,13 @@ def main():
     parser.add_argument("--tests-rc", type=int, required=True)
     parser.add_argument("--bench-rc", type=int, required=True)
     parser.add_argument("--peers", required=True)
+    parser.add_argument("--nostash-bench-rc", type=int, help="scan-gpu-bench --stash off (absent: not run)")
     parser.add_argument("--bf16-goldens-rc", type=int, help="scan-package-run on PACKAGE/bf16 (absent: no bf16 package)")
     parser.add_argument("--bf16-bench-rc", type=int, help="scan-gpu-bench on PACKAGE/bf16")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     bf16 = args.bf16_bench_rc is not None
+    nostash = args.nostash_bench_rc is not None
 
     gpu = command_output("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader")
     repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,6 +77,10 @@ def main():
     bench_table = read(os.path.join(args.logs, "bench.md")) or ""
     bench_err = (read(os.path.join(args.logs, "bench.err")) or "")[-4000:]
     predictions = os.path.join(args.package, "predictions.json")
+    if nostash:
+        bench_nostash = json.loads(read(os.path.join(args.logs, "bench-nostash.json")) or "null")
+        bench_nostash_table = read(os.path.join(args.logs, "bench-nostash.md")) or ""
+        bench_nostash_err = (read(os.path.join(args.logs, "bench-nostash.err")) or "")[-4000:]
     if bf16:
         bench_bf16 = json.loads(read(os.path.join(args.logs, "bench-bf16.json")) or "null")
         bench_bf16_table = read(os.path.join(args.logs, "bench-bf16.md")) or ""
@@ -91,6 +98,8 @@ def main():
         "tests": {"exit_code": args.tests_rc, "cases": tests},
         "bench": {"exit_code": args.bench_rc, "peers": args.peers, "result": bench, "stderr": bench_err},
     }
+    if nostash:
+        result["without_stash"] = {"exit_code": args.nostash_bench_rc, "result": bench_nostash, "stderr": bench_nostash_err}
     if bf16:
         result["bf16"] = {"goldens": {"exit_code": args.bf16_goldens_rc, "output": goldens_bf16},
                           "bench": {"exit_code": args.bf16_bench_rc, "result": bench_bf16, "stderr": bench_bf16_err}}
@@ -120,6 +129,11 @@ def main():
             lines += ["", f"### {t['name']} (failed)", "", "```", t["output"].rstrip(), "```"]
     lines += ["", f"## scan-gpu-bench (exit {args.bench_rc}); peers: {args.peers}", ""]
     lines += bench_section(args.bench_rc, bench_table, bench_err)
+    if nostash:
+        lines += ["", f"## The same without the chunked kernels' stash (scan-gpu-bench --stash off; exit "
+                  f"{args.nostash_bench_rc}): the planner's plans with the stash left off, for the chunked rows' "
+                  "comparison", ""]
+        lines += bench_section(args.nostash_bench_rc, bench_nostash_table, bench_nostash_err)
     if bf16:
         lines += ["", f"## The bf16 package (PACKAGE/bf16, scanc --bf16-ports): golden vectors (exit "
                   f"{args.bf16_goldens_rc}), scan-gpu-bench (exit {args.bf16_bench_rc})", ""]

@@ -10,6 +10,8 @@
 #      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own); and,
 #      when the package has one, on its bf16 package PACKAGE_DIR/bf16 (the same models with bf16
 #      ports, scanc --bf16-ports), after checking that package's golden vectors (scan-package-run);
+#      and on the package again with the chunked kernels' stash off (scan-gpu-bench --stash off):
+#      the stash's gain is predicted, this measures it;
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
 # usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
@@ -84,6 +86,13 @@ echo "gpu-validate: scan-gpu-bench ${bench_args[*]}" >&2
 "$build/bin/scan-gpu-bench" "${bench_args[@]}" >"$logs/bench.md" 2>"$logs/bench.err"
 bench_rc=$?
 
+# 3a. The planner's plans without the chunked kernels' stash, beside the plans with it above (no
+# predictions: those are of the planner's own plans; no peers: they were timed above).
+nostash_bench=("$package" --stash off --json "$logs/bench-nostash.json")
+echo "gpu-validate: scan-gpu-bench ${nostash_bench[*]}" >&2
+"$build/bin/scan-gpu-bench" "${nostash_bench[@]}" >"$logs/bench-nostash.md" 2>"$logs/bench-nostash.err"
+nostash_rc=$?
+
 # 3b. The bf16 package: its golden vectors, then its timings (no peers: they compute in f32).
 bf16_args=()
 bf16_ok=1
@@ -102,10 +111,11 @@ fi
 
 # 4. The report.
 python3 tools/gpu-validate-report.py --package "$package" --logs "$logs" --tests-rc "$tests_rc" \
-  --bench-rc "$bench_rc" --peers "$peers" "${bf16_args[@]}" --out "$report" || fail "writing the report failed"
+  --bench-rc "$bench_rc" --nostash-bench-rc "$nostash_rc" --peers "$peers" "${bf16_args[@]}" --out "$report" ||
+  fail "writing the report failed"
 echo "gpu-validate: wrote ${report}.md and ${report}.json" >&2
 if [ "$bench_rc" -eq 77 ]; then
   echo "gpu-validate: no GPU here (the GPU tests were skipped); nothing was measured" >&2
   exit 77
 fi
-[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] && [ "$bf16_ok" -eq 1 ] || exit 1
+[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] && [ "$nostash_rc" -eq 0 ] && [ "$bf16_ok" -eq 1 ] || exit 1

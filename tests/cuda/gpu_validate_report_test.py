@@ -2,9 +2,10 @@
 """tools/gpu-validate-report.py on logs as tools/gpu-validate.sh leaves them (gpu-validate-logs/: a
 JUnit file from ctest with a passed, a failed and a skipped test, and scan-gpu-bench's JSON and
 table from the H200 run of 2026-11-25, two rows kept; bench-bf16.* and goldens-bf16.log: a made-up
-run of the bf16 package, in the tools' formats, with a failed golden): the report counts and lists
-the tests, shows the failed test's output, carries the benchmark's table and every row into the
-JSON, says where the kernels came from, and adds the bf16 package's section only when asked.
+run of the bf16 package, in the tools' formats, with a failed golden; bench-nostash.*: a made-up
+run with the stash off): the report counts and lists the tests, shows the failed test's output,
+carries the benchmark's table and every row into the JSON, says where the kernels came from, and
+adds the bf16 package's and the stash-off run's sections only when asked.
 usage: gpu_validate_report_test.py REPORT_SCRIPT LOGS_DIR WORK_DIR"""
 import json
 import os
@@ -50,6 +51,18 @@ def main():
         md = f.read()
     assert "| mingru | f32 | B=64 T=4096 d=1024 | sequential L=4096 | forward | 2.302 |" in md, md
     assert "bf16 package" not in md and "bf16" not in json.load(open(out + ".json")), md
+    assert "without the chunked kernels' stash" not in md, md
+
+    subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
+                    "--nostash-bench-rc", "0", "--peers", "run", "--out", out], check=True)
+    with open(out + ".md") as f:
+        md = f.read()
+    with open(out + ".json") as f:
+        report = json.load(f)
+    assert "## The same without the chunked kernels' stash (scan-gpu-bench --stash off; exit 0)" in md, md
+    assert "| mingru | f32 | B=8 T=16384 d=1024 | chunked L=128 | forward+backward | 1.950 |" in md, md
+    assert md.index("| sequential L=4096 |") < md.index("| chunked L=128 |"), md
+    assert [r["plan"] for r in report["without_stash"]["result"]["rows"]] == ["chunked L=128"] * 2, report
 
     subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
                     "--peers", "run", "--bf16-goldens-rc", "1", "--bf16-bench-rc", "0", "--out", out], check=True)
