@@ -141,6 +141,30 @@ TEST(Sass, ABranchBackFromAfterExitIsNoLoop) {
   EXPECT_EQ(loop->end, 4u);
 }
 
+// A loop may hold an EXIT that it branches around (a guard inside the step): its first
+// instruction still dominates its backward branch, so it is a loop.
+const char *kExitInsideLoopSass = R"(	.target	sm_90
+//--------------------- .text.guarded --------------------------
+        /*0000*/                   MOV R2, RZ ;
+.L_x_1:
+        /*0010*/                   LDG.E R4, desc[UR4][R2.64] ;
+        /*0020*/               @P0 BRA `(.L_x_2) ;
+        /*0030*/                   EXIT ;
+.L_x_2:
+        /*0040*/                   STG.E desc[UR4][R6.64], R4 ;
+        /*0050*/               @P1 BRA `(.L_x_1) ;
+        /*0060*/                   EXIT ;
+)";
+
+TEST(Sass, ALoopBranchingAroundAnExitIsALoop) {
+  std::vector<SassFunction> fns = parseSass(kExitInsideLoopSass);
+  ASSERT_EQ(fns.size(), 1u);
+  std::optional<SassLoop> loop = hotLoop(fns[0]);
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->begin, 1u);
+  EXPECT_EQ(loop->end, 5u);
+}
+
 // nvdisasm -c -hex: the second line of each instruction holds its control bits. `ring` loads
 // its next value at the end of an iteration on scoreboard 5 and waits on 5 at the start of the
 // next; `batch` issues two loads, waits on 5 once, then uses the load on scoreboard 4 it issued

@@ -27,6 +27,82 @@ unsigned globalBytes(const SassFunction &f, const SassLoop &loop) {
   return bytes;
 }
 
+// Which instruction starts a basic block, and the blocks' dominators: the control-flow graph of a
+// function, for telling loops (a back edge to a block that dominates it) from other backward
+// branches.
+class ControlFlow {
+ public:
+  explicit ControlFlow(const SassFunction &f) : f_(f), blockOf_(f.instructions.size()) {
+    std::vector<bool> leader(f.instructions.size() + 1, false);
+    leader[0] = true;
+    for (auto &[label, at] : f.labels) leader[at] = true;
+    for (size_t i = 0; i < f.instructions.size(); ++i)
+      if (transfers(f.instructions[i])) leader[i + 1] = true;
+    for (size_t i = 0; i < f.instructions.size(); ++i) {
+      if (leader[i]) starts_.push_back(i);
+      blockOf_[i] = starts_.size() - 1;
+    }
+    computeDominators();
+  }
+
+  // Whether every path from the function's entry to instruction `to` passes through `from`.
+  bool dominates(size_t from, size_t to) const { return dominators_[blockOf_[to]][blockOf_[from]]; }
+
+ private:
+  static bool transfers(const SassInstruction &in) {
+    std::string b = in.base();
+    return b == "BRA" || b == "BRX" || b == "JMP" || b == "JMX" || b == "CALL" || b == "RET" || b == "EXIT";
+  }
+
+  // Where control may go after the last instruction of block `block`.
+  std::vector<size_t> successors(size_t block) const {
+    size_t last = (block + 1 < starts_.size() ? starts_[block + 1] : f_.instructions.size()) - 1;
+    const SassInstruction &in = f_.instructions[last];
+    std::string b = in.base();
+    std::vector<size_t> next;
+    auto label = in.target.empty() ? f_.labels.end() : f_.labels.find(in.target);
+    if (label != f_.labels.end() && label->second < f_.instructions.size()) next.push_back(blockOf_[label->second]);
+    if (b == "BRX" || b == "JMX")  // indirect: any label
+      for (auto &[name, at] : f_.labels)
+        if (at < f_.instructions.size()) next.push_back(blockOf_[at]);
+    // Falls through unless it always leaves: EXIT, RET, or a branch with neither predicate nor
+    // modifier (BRA.DIV, BRA.U with a uniform predicate operand and @P0 BRA are conditional).
+    bool leaves = !in.predicated && (b == "EXIT" || b == "RET" || ((b == "BRA" || b == "JMP") && in.opcode == b));
+    if (!leaves && last + 1 < f_.instructions.size()) next.push_back(blockOf_[last + 1]);
+    return next;
+  }
+
+  // Iterative dataflow: dom(entry) = {entry}; dom(b) = {b} + the intersection over b's
+  // predecessors. Blocks no path reaches keep every block as a dominator.
+  void computeDominators() {
+    size_t n = starts_.size();
+    std::vector<std::vector<size_t>> predecessors(n);
+    for (size_t b = 0; b < n; ++b)
+      for (size_t s : successors(b)) predecessors[s].push_back(b);
+    dominators_.assign(n, std::vector<bool>(n, true));
+    dominators_[0].assign(n, false);
+    dominators_[0][0] = true;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = 1; b < n; ++b) {
+        std::vector<bool> meet(n, true);
+        for (size_t p : predecessors[b])
+          for (size_t d = 0; d < n; ++d) meet[d] = meet[d] && dominators_[p][d];
+        meet[b] = true;
+        if (meet != dominators_[b]) {
+          dominators_[b] = std::move(meet);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  const SassFunction &f_;
+  std::vector<size_t> starts_;   // first instruction of each block
+  std::vector<size_t> blockOf_;  // instruction -> block
+  std::vector<std::vector<bool>> dominators_;  // [block][its dominator?]
+};
+
 }  // namespace
 
 bool SassInstruction::globalLoad() const { return base() == "LDG"; }
@@ -126,15 +202,12 @@ std::optional<SassLoop> hotLoop(const SassFunction &f) {
     return outer.begin <= inner.begin && inner.end <= outer.end && (outer.begin != inner.begin || outer.end != inner.end);
   };
   // Only loops that move global data count: a register-dimension loop inside the time loop
-  // does not make the time loop an outer one. A backward branch from the out-of-line code after
-  // the kernel's EXIT (the divergent-warp path of a shuffle, BRA.DIV, rejoining the loop body) is
-  // no loop: its range spans the loop's tail and everything after it, EXIT included.
-  auto exits = [&](const SassLoop &loop) {
-    for (size_t i = loop.begin; i < loop.end; ++i)
-      if (f.instructions[i].base() == "EXIT" && !f.instructions[i].predicated) return true;
-    return false;
-  };
-  std::erase_if(loops, [&](const SassLoop &loop) { return globalBytes(f, loop) == 0 || exits(loop); });
+  // does not make the time loop an outer one. And only natural loops, whose first instruction
+  // dominates the backward branch: the out-of-line code after the kernel's EXIT (the divergent-warp
+  // path of a shuffle, BRA.DIV) branches back into the loop body it was entered from, a backward
+  // branch whose range would span the loop's tail and everything after it.
+  ControlFlow flow(f);
+  std::erase_if(loops, [&](const SassLoop &loop) { return globalBytes(f, loop) == 0 || !flow.dominates(loop.begin, loop.end); });
   // Among innermost loops, one that writes memory comes first: a scan's time loop writes its
   // outputs, while a loop that only reads (a chunked kernel's carry, composing the aggregates of
   // the chunks before it) can move more bytes per iteration and still be a side loop.

@@ -49,8 +49,10 @@ std::vector<SassFunction> parseSass(const std::string &nvdisasmText);
 // loads issued back to back before any use costs one.
 unsigned exposedLoadWaits(const SassFunction &function, const SassLoop &loop);
 
-// The innermost of the loops with a global load or store (one that stores before one that only
-// loads, then the most global bytes), or nullopt when there is none. A branch to itself (the trap after EXIT) is no loop.
+// The innermost of the natural loops (a backward branch to an instruction that dominates it in the
+// function's control flow) with a global load or store (one that stores before one that only
+// loads, then the most global bytes), or nullopt when there is none. A branch to itself (the trap
+// after EXIT) is no loop.
 std::optional<SassLoop> hotLoop(const SassFunction &function);
 
 }  // namespace scanforge::gpu
