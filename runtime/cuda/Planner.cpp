@@ -47,6 +47,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
   c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;
+  c.bytes += channels * static_cast<double>(p.chunks) * r.checkpointBytes;
   if (chunked && !p.stash && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
     c.bytes += channels * steps * r.readBytesPerStep;  // the rescan misses L2
   double inFlight = resident * batch * r.readBytesPerStep;

@@ -14,6 +14,7 @@
 //               group's aggregates read and two chunk walks. Each chunk also writes a row of
 //               parameter-gradient partial sums (read back once), and each tile costs the SMs a
 //               fixed DeviceSpec::tileOverhead, which both favour longer chunks.
+// Both strategies write checkpoints every L steps, which a backward that recomputes states reads.
 // Resident threads: half an SM's, fewer where a block's recomputed states and stash (L steps of
 // them in shared memory) leave room for fewer blocks; the threads beyond them walk their steps in later
 // waves. Predicted time = max(bytes / bandwidth reached, critical path, waves of walks) + launch
@@ -69,6 +70,11 @@ struct PlanRequest {
   // Bytes of parameter-gradient partial sums one thread writes per row (once per batch element
   // sequential, per batch element and chunk chunked); a second kernel reads them back.
   double partialSumBytes = 0;
+  // Bytes of checkpoints one thread moves per chunk (checkpoint interval): the forward writes its
+  // states' values before each chunk and a backward that recomputes them reads them back. Short
+  // intervals of large states make this a good part of the traffic (the selective SSM's 16 states
+  // per thread every 12 steps: 11 bytes per step against 60 of inputs).
+  double checkpointBytes = 0;
   int multiprocessors = 1;
   // Threads per block of the chunked kernel and kernels per call (forward, backward): a chunked
   // call runs blockThreads-channel tiles of every chunk, each with a fixed cost.

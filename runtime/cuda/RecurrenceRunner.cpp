@@ -144,6 +144,13 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
     for (const BufferDesc &b : bwd_->buffers)
       if (const BufferDesc *partials = b.role == BufferRole::Accum ? bwd_->buffer(chunkPartialsOf(b.name)) : nullptr)
         request.partialSumBytes += 4.0 * static_cast<double>(evaluate(partials->shape.back(), vars)) / static_cast<double>(lanes);
+  // [B, NC, register elements, channels] per state the backward recomputes: written, then read.
+  for (const BufferDesc &b : fwd_.buffers)
+    if (b.role == BufferRole::Checkpoint && b.forBackward) {
+      double perChunk = 2.0 * static_cast<double>(elementBytes(b));
+      for (size_t i = 2; i < b.shape.size(); ++i) perChunk *= static_cast<double>(evaluate(b.shape[i], vars));
+      request.checkpointBytes += perChunk / static_cast<double>(request.channels);
+    }
   request.readBytesPerStep = read / static_cast<double>(request.channels);
   request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();

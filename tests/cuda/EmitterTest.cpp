@@ -44,7 +44,7 @@ TEST(CudaEmitter, ContractedDimensionsLiveInRegisters) {
   EXPECT_EQ(recurrence(mingru, "mingru")["layout"]["register_dims"], nlohmann::json::array());
   EXPECT_EQ(recurrence(mingru, "mingru")["channels"], "d");
   EXPECT_FALSE(recurrence(mingru, "mingru")["layout"].contains("lane_dim"));
-  EXPECT_EQ(recurrence(mingru, "mingru")["strategies"]["sequential"][0]["grid"][0], "cdiv(d, 128)");
+  EXPECT_EQ(recurrence(mingru, "mingru")["strategies"]["sequential"][0]["grid"][0], "cdiv(d, 256)");
   // Threads per batch element: channels times lanes.
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["strategies"]["sequential"][0]["grid"][0], "cdiv((d)*$LANES, 64)");
 }
@@ -105,13 +105,13 @@ TEST(CudaEmitter, ChunkedStrategyIsOneLaunchWithAChainOfTiles) {
   std::vector<std::string> kernels;
   for (const nlohmann::json &l : fwd["strategies"]["chunked"]) kernels.push_back(l["kernel"]);
   EXPECT_EQ(kernels, (std::vector<std::string>{"sf_lru_chunk"}));
-  EXPECT_EQ(fwd["strategies"]["chunked"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "$NC"}));
+  EXPECT_EQ(fwd["strategies"]["chunked"][0]["grid"], nlohmann::json({"cdiv(d, 256)", "$B", "$NC"}));
   // A ticket counter and one flag per tile, zeroed before every launch.
   EXPECT_EQ(buffer(fwd, "sf.chain")["dtype"], "i32");
-  EXPECT_EQ(buffer(fwd, "sf.chain")["shape"], nlohmann::json({"1+cdiv(d, 128)*$B*$NC"}));
+  EXPECT_EQ(buffer(fwd, "sf.chain")["shape"], nlohmann::json({"1+cdiv(d, 256)*$B*$NC"}));
   const nlohmann::json &zeroed = fwd["zero_init"];
   EXPECT_NE(std::find(zeroed.begin(), zeroed.end(), "sf.chain"), zeroed.end());
-  EXPECT_EQ(fwd["strategies"]["sequential"][0]["grid"], nlohmann::json({"cdiv(d, 128)", "$B", "1"}));
+  EXPECT_EQ(fwd["strategies"]["sequential"][0]["grid"], nlohmann::json({"cdiv(d, 256)", "$B", "1"}));
   EXPECT_EQ(fwd["chain_group"], 32);  // the group the kernel composes its carry over, for the planner
 }
 

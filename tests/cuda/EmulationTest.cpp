@@ -131,7 +131,7 @@ TEST(Emulation, BatchesBeyondTheGridLimitRunInSlices) {
 
 // Addresses beyond 2^31 elements, without the memory: minGRU at B = 2, T = 1, d = 2^30 + 256 (2^31 +
 // 512 elements per tensor, 8 GiB each, allocated untouched), only the grid's last block run (batch
-// element 1, the last 128 channels: elements 2^31 + 384 .. 2^31 + 511). With 32-bit index arithmetic
+// element 1, the last block's 256 channels: elements 2^31 + 256 .. 2^31 + 511). With 32-bit index arithmetic
 // the block would read and write 2^32 elements too low, outside the allocation (the emulator's
 // bounds check), or into the wrong place; here it reads its inputs and writes h where they are.
 TEST(Emulation, AddressesBeyondTwoToThe31Elements) {
@@ -139,7 +139,7 @@ TEST(Emulation, AddressesBeyondTwoToThe31Elements) {
   ASSERT_TRUE(compiled);
   cuda::KernelPackage package = packageOf(*compiled->module);
   std::unique_ptr<EmulatedBackend> device = emulatedBackend();
-  const int64_t D = (int64_t{1} << 30) + 256, channels = 128;
+  const int64_t D = (int64_t{1} << 30) + 256, channels = package.recurrence("mingru").sequential.front().block;
   const unsigned blocks = static_cast<unsigned>((D + channels - 1) / channels);
   device->options().onlyBlock = std::array<unsigned, 3>{blocks - 1, 1, 0};
   device->options().detectRaces = false;
@@ -172,8 +172,8 @@ TEST(Emulation, AddressesBeyondTwoToThe31Elements) {
 // Parameter gradients do not depend on the order blocks and warps run in: each (batch element,
 // chunk) writes its partial sums, and a second kernel adds them in a fixed order. Five emulator
 // seeds (five interleavings of resident blocks and warps) give the same bits, sequential and
-// chunked (with lanes too where a register dimension is dealt to them), at 130 channels (several
-// blocks along x), B = 3, T = 37, register dimensions of 4; per-channel parameters
+// chunked (with lanes too where a register dimension is dealt to them), at 300 channels (several
+// blocks along x), B = 3, T = 17, register dimensions of 4; per-channel parameters
 // (selective SSM, LRU, GLU RNN, the kitchen recurrence's w[d, n]) and a gradient summed over a
 // channel dimension the parameter lacks (outer's p[e], summed over d).
 TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
@@ -190,8 +190,8 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
     const cuda::RecurrenceDesc &rec = *std::find_if(package.recurrences().begin(), package.recurrences().end(),
                                                     [](const cuda::RecurrenceDesc &r) { return r.adjointOf.empty(); });
     const cuda::RecurrenceDesc &bwd = package.recurrence(rec.backward);
-    cuda::Shape shape{3, 37, {}};
-    for (const std::string &d : rec.channelDims) shape.dims[d] = d == rec.channelDims.front() ? 130 : 2;
+    cuda::Shape shape{3, 17, {}};
+    for (const std::string &d : rec.channelDims) shape.dims[d] = d == rec.channelDims.front() ? 300 : 2;
     for (const std::string &d : rec.registerDims) shape.dims[d] = 4;
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
     cuda::Golden golden = cuda::readGolden(package::makeGolden(fwd, scan::backwardOf(fwd), analyses, shape, 5, true), rec.name);

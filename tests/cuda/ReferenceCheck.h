@@ -14,11 +14,12 @@
 namespace scanforge::test {
 
 // Odd shapes: T=1; T=37 (no multiple of any chunk tried); one channel (D=1); 33 channels (a
-// partial second warp); 130 channels (two blocks of 128 threads and a partial third along x);
-// register dimensions of `registerSize` (N=3).
+// partial second warp); 300 channels over 7 steps (a block of 256 threads and a partial second
+// along x; with register dimensions, blocks of 64: four and a partial fifth); register dimensions
+// of `registerSize` (N=3).
 inline std::vector<cuda::Shape> oddShapes(const cuda::RecurrenceDesc &rec, int64_t registerSize) {
-  std::vector<cuda::Shape> shapes = {{2, 1, {}}, {2, 37, {}}, {3, 20, {}}, {1, 9, {}}, {2, 13, {}}};
-  const int64_t channelSizes[] = {3, 3, 1, 33, 130};
+  std::vector<cuda::Shape> shapes = {{2, 1, {}}, {2, 37, {}}, {3, 20, {}}, {1, 9, {}}, {2, 7, {}}};
+  const int64_t channelSizes[] = {3, 3, 1, 33, 300};
   for (size_t s = 0; s < shapes.size(); ++s) {
     for (size_t i = 0; i < rec.channelDims.size(); ++i) shapes[s].dims[rec.channelDims[i]] = i == 0 ? channelSizes[s] : 2;
     for (const std::string &d : rec.registerDims) shapes[s].dims[d] = registerSize;

@@ -211,6 +211,17 @@ TEST(Planner, TheStashReadsAChunksInputsOnce) {
   EXPECT_FALSE(plan(r).stash);
 }
 
+// Checkpoints are traffic: a thread writes its states before every chunk (checkpoint interval) and
+// a backward that recomputes them reads them back, in both strategies.
+TEST(Planner, CheckpointsCountPerChunk) {
+  PlanRequest r = request(8, 4096, 1024);
+  r.checkpointBytes = 128;  // 16 floats, written and read
+  PlanRequest none = r;
+  none.checkpointBytes = 0;
+  for (Plan p : {Plan{Strategy::Sequential, 64, 64}, Plan{Strategy::Chunked, 16, 256}})
+    EXPECT_DOUBLE_EQ(predictPlan(r, p).bytes - predictPlan(none, p).bytes, 8.0 * 1024 * static_cast<double>(p.chunks) * 128);
+}
+
 TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
   // 64 threads * 16 floats * 4 bytes = 4 KiB per step: at most 12 steps in 48 KiB.
   Plan seq = plan(request(64, 4096, 4096, 4096));

@@ -68,7 +68,14 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
       invariant(analyses.getChildAnalysis<scan::Invariants>(info.op).ops()) {
   scan::RecurrenceOp rec = info.op;
   stem = kernelStem(rec.getSymName());
-  block = !layout.channelDims() ? 32 : layout.contractedDims() ? 64 : 128;
+  // Blocks of 256 threads, 64 with register dimensions (more registers per thread). A chunked tile
+  // is a block, and each costs its SM a fixed time (DeviceSpec::tileOverhead): blocks of 128 made
+  // twice the tiles (minGRU at B=8 T=16384: 71.1 -> 78.1 % of copy, predicted). With register
+  // dimensions, blocks of 128 took the selective SSM at B=8 T=4096 from 5.68 to 4.73 ms, but the
+  // planner then chose one lane and checkpoints every 6 steps at B=64 (6.7 -> 4.2 %): its step
+  // costs (StepCost.cpp) undercount the lanes' gain; blocks of 256 leave the SSM's recomputed
+  // states chunks of 3 steps.
+  block = !layout.channelDims() ? 32 : layout.contractedDims() ? 64 : 256;
   channels = exprs.formulaExtent(exprs.dimsOf(exprs.channelDims()));
   threads = exprs.laneDim() < 0 ? channels : "(" + channels + ")*$LANES";
   for (Operation &op : rec.getBodyBlock()) fullOps.push_back(&op);

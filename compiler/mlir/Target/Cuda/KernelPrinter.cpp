@@ -24,9 +24,10 @@ constexpr int kFinishBlock = 256;
 // (the LRU at B=8 T=16384, chunks of 16: 8192 rows, 0.6 ms per gradient, predicted).
 constexpr int kSumElements = 32;
 constexpr int kSumGroups = 32;
-// At least 4 blocks per SM: up to 65536 / (4 * block) registers per thread. With the block size
-// alone, ptxas caps registers lower and spills in the larger backward steps.
-constexpr int kMinBlocksPerSM = 4;
+// At least 2 blocks per SM: up to 65536 / (2 * block) registers per thread (128 in blocks of 256,
+// 256 in blocks of 128). With the block size alone, ptxas caps registers lower and spills in the
+// larger backward steps.
+constexpr int kMinBlocksPerSM = 2;
 
 struct Signature {
   std::vector<std::string> decls;
