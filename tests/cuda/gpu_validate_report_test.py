@@ -45,31 +45,25 @@ def main():
     assert [r["pass"] for r in rows] == ["forward", "forward+backward"], rows
     assert rows[0]["predicted"]["ms"] > 0 and rows[0]["peers"]["log-space compiled"] > 0, rows[0]
 
-    subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
-                    "--peers", "run", "--out", out], check=True)
-    with open(out + ".md") as f:
-        md = f.read()
+    def passing_report(*extra):
+        """The report of a run whose tests and benchmark passed, with `extra` arguments: (md, json)."""
+        subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
+                        "--peers", "run", *extra, "--out", out], check=True)
+        with open(out + ".md") as f, open(out + ".json") as j:
+            return f.read(), json.load(j)
+
+    md, report = passing_report()
     assert "| mingru | f32 | B=64 T=4096 d=1024 | sequential L=4096 | forward | 2.302 |" in md, md
-    assert "bf16 package" not in md and "bf16" not in json.load(open(out + ".json")), md
+    assert "bf16 package" not in md and "bf16" not in report, md
     assert "without the chunked kernels' stash" not in md, md
 
-    subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
-                    "--nostash-bench-rc", "0", "--peers", "run", "--out", out], check=True)
-    with open(out + ".md") as f:
-        md = f.read()
-    with open(out + ".json") as f:
-        report = json.load(f)
+    md, report = passing_report("--nostash-bench-rc", "0")
     assert "## The same without the chunked kernels' stash (scan-gpu-bench --stash off; exit 0)" in md, md
     assert "| mingru | f32 | B=8 T=16384 d=1024 | chunked L=128 | forward+backward | 1.950 |" in md, md
     assert md.index("| sequential L=4096 |") < md.index("| chunked L=128 |"), md
     assert [r["plan"] for r in report["without_stash"]["result"]["rows"]] == ["chunked L=128"] * 2, report
 
-    subprocess.run([sys.executable, script, "--package", package, "--logs", logs, "--tests-rc", "0", "--bench-rc", "0",
-                    "--peers", "run", "--bf16-goldens-rc", "1", "--bf16-bench-rc", "0", "--out", out], check=True)
-    with open(out + ".md") as f:
-        md = f.read()
-    with open(out + ".json") as f:
-        report = json.load(f)
+    md, report = passing_report("--bf16-goldens-rc", "1", "--bf16-bench-rc", "0")
     assert "golden vectors (exit 1), scan-gpu-bench (exit 0)" in md, md
     assert "FAIL backward k.grad: relative error 3.00e-02 (bound 1.00e-02)" in md, md
     assert "| mingru | bf16 | B=64 T=4096 d=1024 | sequential L=64 | forward | 1.500 |" in md, md

@@ -157,12 +157,9 @@ const char *kExitInsideLoopSass = R"(	.target	sm_90
 )";
 
 TEST(Sass, ALoopBranchingAroundAnExitIsALoop) {
-  std::vector<SassFunction> fns = parseSass(kExitInsideLoopSass);
-  ASSERT_EQ(fns.size(), 1u);
-  std::optional<SassLoop> loop = hotLoop(fns[0]);
+  std::optional<SassLoop> loop = hotLoop(parseSass(kExitInsideLoopSass).at(0));
   ASSERT_TRUE(loop);
-  EXPECT_EQ(loop->begin, 1u);
-  EXPECT_EQ(loop->end, 5u);
+  EXPECT_EQ(std::pair(loop->begin, loop->end), std::pair(size_t{1}, size_t{5}));
 }
 
 // nvdisasm -c -hex: the second line of each instruction holds its control bits. `ring` loads
