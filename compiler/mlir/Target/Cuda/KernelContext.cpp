@@ -71,8 +71,8 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
   // Blocks of 256 threads, 64 with register dimensions (more registers per thread). A chunked tile
   // is a block, and each costs its SM a fixed time (DeviceSpec::tileOverhead): blocks of 128 made
   // twice the tiles (minGRU at B=8 T=16384: 71.1 -> 78.1 % of copy, predicted). With register
-  // dimensions, blocks of 128 took the selective SSM at B=8 T=4096 from 5.68 to 4.73 ms, but the
-  // planner then chose one lane and checkpoints every 6 steps at B=64 (6.7 -> 4.2 %): its step
+  // dimensions, blocks of 128 took the selective SSM at B=8 T=4096 from 5.68 to 4.73 ms (predicted),
+  // but the planner then chose one lane and checkpoints every 6 steps at B=64 (6.7 -> 4.2 %, predicted): its step
   // costs (StepCost.cpp) undercount the lanes' gain; blocks of 256 leave the SSM's recomputed
   // states chunks of 3 steps.
   block = !layout.channelDims() ? 32 : layout.contractedDims() ? 64 : 256;

@@ -28,7 +28,7 @@ struct StepLoop {
   bool descending;
   std::string statePrefix;     // "s" for the kernel's own states, "fs" for recomputed forward states
   int batchSteps;              // steps of scalar inputs loaded together (kLoadBatchSteps, kChunkLoadBatchSteps)
-  // A chunked tile's stash (KernelContext::stashSlot): the step values (stepLoads) this walk stores
+  // A chunked tile's stash (KernelContext::stashElement): the step values (scalarStepLoads) this walk stores
   // into the stash as it loads them, and those it reads from there instead of memory, by slot.
   std::map<std::string, int> stashWrites, stashReads;
 };
