@@ -64,7 +64,7 @@ class Printer {
 
     CodeWriter w;
     walks_ = chunkWalks();
-    r.stashBytesPerStep = std::to_string(walks_.stashFloats * 4 * k_.block);
+    r.stashBytesPerStep = std::to_string(walks_.stashBytes);
     if (walks_.stashFloats) r.defines[kStashDefine] = kStashVariable;
     printHeader(w, r);
     r.sequential.push_back(printSequentialKernel(w));
@@ -273,7 +273,8 @@ class Printer {
   // The chunked kernel's walks of its chunk, with their stash planned.
   struct ChunkWalks {
     StepLoop recompute, summary, full;  // recompute: only where the kernel recomputes states
-    int stashFloats = 0;
+    int stashFloats = 0;  // per thread and step
+    int stashBytes = 0;   // per block and step
   };
   ChunkWalks chunkWalks() const {
     ChunkWalks c{StepLoop{}, summaryWalk(kChunkLoadBatchSteps), fullWalk("c", kChunkLoadBatchSteps)};
@@ -283,6 +284,7 @@ class Printer {
       walks.insert(walks.begin(), &c.recompute);
     }
     c.stashFloats = planStash(walks, k_);
+    c.stashBytes = c.stashFloats * 4 * k_.block;
     return c;
   }
   // A chunked tile's stash (KernelContext::stashElement): every one-float step value that more
@@ -447,7 +449,7 @@ class Printer {
   LaunchDesc printChunkKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps);
     const StepLoop &recomputing = walks_.recompute, &summary = walks_.summary, &full = walks_.full;
-    int stashFloats = walks_.stashFloats, stashBytes = stashFloats * 4 * k_.block;
+    int stashFloats = walks_.stashFloats, stashBytes = walks_.stashBytes;
     // Prints a walk as the plan compiles it: with the stash (SF_STASH 1) or reading memory.
     auto printWalk = [&](const StepLoop &walk, const std::function<void(const StepLoop &)> &print) {
       if (!stashFloats) return print(walk);

@@ -56,8 +56,8 @@ class StepPrinter {
       : w_(w), k_(k), loop_(loop), vp_(*loop.values), collectives_(collectives), printed_(loop.ops.begin(), loop.ops.end()) {}
 
   void print() {
-    std::vector<StepLoad> loads;
-    for (const StepLoad &l : stepLoads(k_, loop_))
+    std::vector<StepLoad> loads;  // from memory: those not read back from the stash
+    for (const StepLoad &l : steps_)
       if (!loop_.stashReads.count(stashKey(l))) loads.push_back(l);
     // Batches of steps for scalar inputs; with register arrays, as many steps as keep a batch's
     // floats per input within one batch of scalars (one step when the arrays alone exceed it).
@@ -141,7 +141,7 @@ class StepPrinter {
     // steps' math before the batch's last load is issued. Without them the loop above was 699
     // instructions, but 8 of its 32 loads came after the math began: a second wait per batch.
     if (whole) w_.open(loop_.descending ? "if (t >= 0)" : "if (t < T)");
-    for (const StepLoad &l : stepLoads(k_, loop_)) {
+    for (const StepLoad &l : steps_) {
       std::string key = stashKey(l);
       if (auto read = loop_.stashReads.find(key); read != loop_.stashReads.end()) {
         vp_.assign(w_, l.value, [&] { return k_.stashElement(read->second, "t - sf_lo"); });
@@ -291,6 +291,7 @@ class StepPrinter {
   const ValuePrinter &vp_;
   bool collectives_;
   OpSet printed_;
+  const std::vector<StepLoad> steps_ = stepLoads(k_, loop_);  // every value the steps load
   const bool recomputesArrays_ = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) {
     return (s->state.mask & k_.exprs.registerDims()) != 0;
   });
