@@ -35,7 +35,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident, fewer
   // where a block's recomputed states (L steps of them in shared memory) leave room for fewer blocks.
   double residentPerSm = d.threadsPerSm / 2.0;
-  int64_t sharedPerStep = r.recomputeBytesPerStep + (chunked && p.stash ? r.stashBytesPerStep : 0);
+  int64_t sharedPerStep = chunked && p.stash ? r.stashedBytesPerStep : r.recomputeBytesPerStep;
   if (sharedPerStep > 0) {
     size_t blockBytes = static_cast<size_t>(sharedPerStep * p.chunk);
     residentPerSm = std::min(residentPerSm, static_cast<double>(d.blocksBySharedMemory(blockBytes) * r.blockThreads));
@@ -99,7 +99,7 @@ Plan plan(const PlanRequest &r) {
 
   // Chunked, with and without the stash: candidates are powers of two from the shortest chunk and
   // the longest chunk that still splits T, each no longer than its shared-memory bound.
-  std::vector<bool> stashes = r.stashBytesPerStep == 0 ? std::vector<bool>{false}
+  std::vector<bool> stashes = r.stashedBytesPerStep == 0 ? std::vector<bool>{false}
                               : r.stash                 ? std::vector<bool>{*r.stash}
                                                         : std::vector<bool>{false, true};
   std::optional<Plan> best;
@@ -108,7 +108,7 @@ Plan plan(const PlanRequest &r) {
   for (bool stash : stashes) {
     int64_t maxChunk = 0;
     try {
-      maxChunk = stash ? chunkBound(r.recomputeBytesPerStep + r.stashBytesPerStep, r.sharedPerBlock - kStaticSharedReserve,
+      maxChunk = stash ? chunkBound(r.stashedBytesPerStep, r.sharedPerBlock - kStaticSharedReserve,
                                     "recomputed state and stash")
                        : sequentialMax;
     } catch (const PlanRefused &e) {

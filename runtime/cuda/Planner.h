@@ -55,9 +55,10 @@ struct Plan {
 struct PlanRequest {
   int64_t batch = 1, steps = 1, channels = 1;
   int64_t recomputeBytesPerStep = 0;  // shared memory per chunk step of one block; 0: none
-  // The chunked kernel's stash (step values its walks share, KernelContext::stashElement): more
-  // shared memory per chunk step of a block. A tile that stashes reads its chunk's inputs once.
-  int64_t stashBytesPerStep = 0;
+  // The chunked kernels with their stash (step values its walks share, KernelContext::stashElement):
+  // shared memory per chunk step of a block, recomputed states included (the larger kernel's);
+  // 0: no kernel has a stash. A tile that stashes reads its chunk's inputs once.
+  int64_t stashedBytesPerStep = 0;
   // Shared memory a block may use (DeviceBackend::sharedBytesPerBlock, the opt-in maximum): the
   // chunked kernel's bound. The sequential kernel keeps to kSharedBudget.
   int64_t sharedPerBlock = 48 * 1024;

@@ -131,11 +131,13 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
                                                  (bwd_ ? evaluate(bwd_->stepInstructions, vars) : 0));
   request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
                                            bwd_ ? evaluate(bwd_->recomputeBytesPerStep, vars) : 0);
-  // The chunked kernels' shared memory per step: the larger of forward's and backward's.
-  auto chunkShared = [&](const RecurrenceDesc &r) {
+  // The chunked kernels' shared memory per step with their stash: the larger of forward's and
+  // backward's (a stash may cost nothing beyond the other kernel's recomputed states).
+  bool hasStash = evaluate(fwd_.stashBytesPerStep, vars) > 0 || (bwd_ && evaluate(bwd_->stashBytesPerStep, vars) > 0);
+  auto stashed = [&](const RecurrenceDesc &r) {
     return evaluate(r.recomputeBytesPerStep, vars) + evaluate(r.stashBytesPerStep, vars);
   };
-  request.stashBytesPerStep = std::max(chunkShared(fwd_), bwd_ ? chunkShared(*bwd_) : 0) - request.recomputeBytesPerStep;
+  if (hasStash) request.stashedBytesPerStep = std::max(stashed(fwd_), bwd_ ? stashed(*bwd_) : 0);
   request.sharedPerBlock = static_cast<int64_t>(device_.sharedBytesPerBlock());
   double read = 0, written = 0;
   addStepBytes(fwd_, vars, read, written);

@@ -186,7 +186,7 @@ TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
 // device's opt-in maximum per block and the resident blocks.
 TEST(Planner, TheStashReadsAChunksInputsOnce) {
   PlanRequest r = minGruLongSequence();
-  r.stashBytesPerStep = 1024;
+  r.stashedBytesPerStep = 1024;
   r.sharedPerBlock = 227 * 1024;
   Plan stashed{Strategy::Chunked, 32, 512, 1, true}, unstashed{Strategy::Chunked, 32, 512, 1, false};
   double ideal = 8.0 * 1024 * 16384 * 36;
@@ -207,7 +207,14 @@ TEST(Planner, TheStashReadsAChunksInputsOnce) {
   r.strategy = Strategy::Chunked;
   r.chunk = 227;  // (227 KiB - 1 KiB of static shared memory) / 1 KiB per step = 226 steps at most
   EXPECT_EQ(errorOf([&] { plan(r); }), "chunk length 227 exceeds the shared-memory bound of 226 steps (B=8 T=16384 channels=1024)");
-  r.stashBytesPerStep = 0;  // nothing to stash: the forced stash is moot
+  // A stash within what the other kernel's recomputed states take costs no shared memory: chosen.
+  PlanRequest free = minGruLongSequence();
+  free.sharedPerBlock = 227 * 1024;
+  free.recomputeBytesPerStep = free.stashedBytesPerStep = 1024;
+  Plan chunkedFree = plan(free);
+  EXPECT_EQ(chunkedFree.strategy, Strategy::Chunked);
+  EXPECT_TRUE(chunkedFree.stash) << chunkedFree.chunk;
+  r.stashedBytesPerStep = 0;  // nothing to stash: the forced stash is moot
   EXPECT_FALSE(plan(r).stash);
 }
 
