@@ -39,6 +39,10 @@ struct Thread {
   uint32_t releases = 0;
   bool fenced = true;                    // no plain global write since the last __threadfence
   std::shared_ptr<Knowledge> knowledge;  // what it acquired; shared until it acquires more
+  // The location it last acquired and that location's release count then: acquiring it again
+  // before anyone releases it adds nothing (a thread's Knowledge only grows).
+  uintptr_t acquiredAddress = 0;
+  uint64_t acquiredVersion = 0;
   bool spinning = false;                 // its last yield was at a volatile or atomic access
   unsigned accessesThisTurn = 0;
   uint64_t collectiveResult = 0;
@@ -130,6 +134,14 @@ class Launch {
   static void body(void *thread);
   void setError(const std::string &message);
   [[noreturn]] void abandon();
+  // setError(message()) and abandon(), out of line with the message's strings: inline, they gave
+  // the hooks that run on every access a frame of kilobytes, which AddressSanitizer poisons and
+  // clears on every call (a third of the emulator's time in the sanitized build).
+  template <class Message>
+  [[noreturn, gnu::noinline, gnu::cold]] void fail(const Message &message) {
+    setError(message());
+    abandon();
+  }
   std::string where(const Thread &t) const;
   std::string line(const void *pc) const { return lib_.site(lib_.offsetOf(pc)); }
   uintptr_t lineKey(const LaneAccess &access);
@@ -141,14 +153,15 @@ class Launch {
   void completeCollective(Block &b, Warp &w);
   void exited(Thread &t);
   void runWarp(Block &b, unsigned warp);
-  void reportRace(const Race &race, uintptr_t address, const char *space, size_t offset);
+  [[gnu::noinline, gnu::cold]] void reportRace(const Race &race, uintptr_t address, const char *space, size_t offset);
   std::string deadlockReport(const std::string &what) const;
   std::string describeThread(uint32_t global) const;
   Stamp stampOf(const Thread &t, const void *pc, bool write, bool sync, uint8_t bytes) const;
   void recordWord(Shadow &shadow, size_t offset, const Thread &t, const Stamp &stamp, uintptr_t address,
                   const char *space);
-  void acquire(Thread &t, uintptr_t address);
-  void release(Thread &t, uintptr_t address);
+  // Out of line, as fail(): only volatile and atomic accesses take them.
+  [[gnu::noinline]] void acquire(Thread &t, uintptr_t address);
+  [[gnu::noinline]] void release(Thread &t, uintptr_t address);
 
   const KernelLibrary &lib_;
   std::string kernel_;
@@ -178,8 +191,15 @@ class Launch {
   struct SyncClock {
     std::vector<std::shared_ptr<Knowledge>> acquired;
     Knowledge own;
+    uint64_t version = 0;  // releases of the launch when it was last released (0: never)
   };
   std::map<uintptr_t, SyncClock> syncClocks_;
+  uint64_t releases_ = 0;
+  // Scratch of the scheduler, kept to spare an allocation per scheduling step.
+  std::vector<Block *> ready_;
+  std::vector<unsigned> runnableWarps_;
+  std::vector<std::vector<LaneAccess> *> logs_;
+  std::vector<Knowledge *> distinctKnowledge_;
   std::vector<std::string> races_;
   std::set<std::pair<uint32_t, uint32_t>> racePcs_;
 };
@@ -274,22 +294,32 @@ void Launch::exited(Thread &t) {
   ++progress_;
   Warp &w = b.warps[t.tid / kWarp];
   if (w.arrived && (w.mask >> t.lane & 1u)) {
-    setError(where(t) + " exited while lanes " + hexMask(w.arrived) + " of its warp wait for it in " +
-             collectiveName(w.op) + " at " + line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)");
-    abandon();
+    fail([&] {
+      return where(t) + " exited while lanes " + hexMask(w.arrived) + " of its warp wait for it in " +
+             collectiveName(w.op) + " at " + line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)";
+    });
   }
   if (b.arrived && b.arrived == b.live) completeBarrier(b);
 }
 
+// The block's threads share what any of them acquired. Most hold the same Knowledge (the last
+// barrier's): each distinct one is joined once, and a single one is shared as it is.
 void Launch::completeBarrier(Block &b) {
   ++b.epoch;
   b.arrived = 0;
   std::shared_ptr<Knowledge> joined;
+  distinctKnowledge_.clear();
   for (Thread &t : b.threads)
     if (t.knowledge) {
-      if (!joined) joined = std::make_shared<Knowledge>();
-      joined->join(*t.knowledge);
+      if (!joined) joined = t.knowledge;
+      distinctKnowledge_.push_back(t.knowledge.get());
     }
+  std::sort(distinctKnowledge_.begin(), distinctKnowledge_.end());
+  distinctKnowledge_.erase(std::unique(distinctKnowledge_.begin(), distinctKnowledge_.end()), distinctKnowledge_.end());
+  if (distinctKnowledge_.size() > 1) {
+    joined = std::make_shared<Knowledge>();
+    for (const Knowledge *k : distinctKnowledge_) joined->join(*k);
+  }
   for (Thread &t : b.threads) {
     t.knowledge = joined;
     if (t.state == State::Barrier) setState(t, State::Runnable);
@@ -315,25 +345,23 @@ uint64_t Launch::collective(unsigned op, unsigned mask, uint64_t value, int argu
   unsigned lanes = std::min(kWarp, config_.block - (t.tid / kWarp) * kWarp);
   unsigned present = lanes == kWarp ? 0xffffffffu : (1u << lanes) - 1u;
   if (!(mask >> t.lane & 1u)) {
-    setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-             ", which excludes its own lane " + std::to_string(t.lane));
-    abandon();
+    fail([&] { return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+             ", which excludes its own lane " + std::to_string(t.lane); });
   }
   if (mask & ~present) {
-    setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-             " naming lanes its warp does not have (the block has " + std::to_string(config_.block) + " threads)");
-    abandon();
+    fail([&] { return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+             " naming lanes its warp does not have (the block has " + std::to_string(config_.block) + " threads)"; });
   }
   if (width == 0 || width > kWarp || (width & (width - 1))) {
-    setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with width " + std::to_string(width) +
-             " (a power of two up to 32)");
-    abandon();
+    fail([&] {
+      return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with width " + std::to_string(width) +
+             " (a power of two up to 32)";
+    });
   }
   for (unsigned l = 0; l < lanes; ++l)
     if ((mask >> l & 1u) && b.threads[(t.tid / kWarp) * kWarp + l].state == State::Exited) {
-      setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-               ", but lane " + std::to_string(l) + " has exited (divergence)");
-      abandon();
+      fail([&] { return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+               ", but lane " + std::to_string(l) + " has exited (divergence)"; });
     }
   if (w.arrived == 0) {
     w.mask = mask;
@@ -341,12 +369,9 @@ uint64_t Launch::collective(unsigned op, unsigned mask, uint64_t value, int argu
     w.width = width;
     w.pc = pc;
   } else if (w.mask != mask || w.op != op) {
-    {
-      setError(where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-               " while lanes " + hexMask(w.arrived) + " of its warp wait in " + collectiveName(w.op) + " at " +
-               line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)");
-      abandon();
-    }
+    fail([&] { return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+             " while lanes " + hexMask(w.arrived) + " of its warp wait in " + collectiveName(w.op) + " at " +
+             line(w.pc) + " with mask " + hexMask(w.mask) + " (divergence)"; });
   }
   w.values[t.lane] = value;
   w.arguments[t.lane] = argument;
@@ -391,11 +416,8 @@ void Launch::completeCollective(Block &b, Warp &w) {
         break;
     }
     if (source >= kWarp || !(w.mask >> source & 1u)) {
-      {
-        setError(where(t) + " reads lane " + std::to_string(source) + " in " + collectiveName(w.op) + " at " +
-                 line(w.pc) + ", which is not in the mask " + hexMask(w.mask));
-        abandon();
-      }
+      fail([&] { return where(t) + " reads lane " + std::to_string(source) + " in " + collectiveName(w.op) + " at " +
+               line(w.pc) + ", which is not in the mask " + hexMask(w.mask); });
     }
     switch (w.op) {
       case kSfEmuBallot:
@@ -457,6 +479,9 @@ void Launch::reportRace(const Race &race, uintptr_t address, const char *space, 
 void Launch::acquire(Thread &t, uintptr_t address) {
   auto it = syncClocks_.find(address);
   if (it == syncClocks_.end()) return;
+  if (t.acquiredAddress == address && t.acquiredVersion == it->second.version) return;  // a spin: nothing new
+  t.acquiredAddress = address;
+  t.acquiredVersion = it->second.version;
   auto k = std::make_shared<Knowledge>(t.knowledge ? *t.knowledge : Knowledge{});
   for (const std::shared_ptr<Knowledge> &part : it->second.acquired) k->join(*part);
   k->join(it->second.own);
@@ -479,6 +504,7 @@ void Launch::release(Thread &t, uintptr_t address) {
   uint32_t &count = clock.own.releases[t.global + 1];
   count = std::max(count, t.releases + 1);
   ++t.releases;
+  clock.version = ++releases_;
 }
 
 void Launch::access(const void *address, unsigned size, unsigned kind, const void *pc) {
@@ -493,10 +519,9 @@ void Launch::access(const void *address, unsigned size, unsigned kind, const voi
   if (a + size > b.sharedBase - kSharedGuard &&
       a < b.sharedBase + config_.sharedBytes + kStaticSharedBytes + kSharedGuard) {
     if (a < b.sharedBase || a + size > b.sharedBase + b.sharedUsed) {
-      setError(where(t) + (write ? " writes " : " reads ") + std::to_string(size) +
+      fail([&] { return where(t) + (write ? " writes " : " reads ") + std::to_string(size) +
                " bytes of shared memory at offset " + std::to_string(static_cast<long long>(a - b.sharedBase)) +
-               " at " + line(pc) + ", outside the block's " + std::to_string(b.sharedUsed) + " bytes");
-      abandon();
+               " at " + line(pc) + ", outside the block's " + std::to_string(b.sharedUsed) + " bytes"; });
     }
     space = "shared";
     shadow = b.sharedShadow.get();
@@ -506,8 +531,8 @@ void Launch::access(const void *address, unsigned size, unsigned kind, const voi
     return;  // the thread's registers and local memory
   } else if (Allocation *alloc = memory_.find(a)) {
     if (a + size > alloc->end) {
-      setError(where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc));
-      abandon();
+      fail([&] { return where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " +
+                        line(pc); });
     }
     space = "global";
     if (options_.detectRaces) shadow = &alloc->shadowed();
@@ -515,11 +540,8 @@ void Launch::access(const void *address, unsigned size, unsigned kind, const voi
   } else if (lib_.holds(address)) {
     return;  // the library's static data
   } else {
-    {
-      setError(where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc) +
-               " (out of bounds)");
-      abandon();
-    }
+    fail([&] { return where(t) + (write ? " writes " : " reads ") + memory_.describeStray(a, size) + " at " + line(pc) +
+             " (out of bounds)"; });
   }
 
   if (sync) {
@@ -558,8 +580,9 @@ void *Launch::staticShared(unsigned id, size_t bytes, size_t align) {
   if (it != b.staticShared.end()) return reinterpret_cast<void *>(it->second);
   size_t offset = (b.sharedUsed + align - 1) / align * align;
   if (offset + bytes > config_.sharedBytes + kStaticSharedBytes) {
-    setError(where(*current_) + ": static __shared__ arrays exceed " + std::to_string(kStaticSharedBytes) + " bytes");
-    abandon();
+    fail([&] {
+      return where(*current_) + ": static __shared__ arrays exceed " + std::to_string(kStaticSharedBytes) + " bytes";
+    });
   }
   b.sharedUsed = offset + bytes;
   std::memset(reinterpret_cast<void *>(b.sharedBase + offset), 0xff, bytes);
@@ -571,7 +594,8 @@ void *Launch::staticShared(unsigned id, size_t bytes, size_t align) {
 
 void Launch::runWarp(Block &b, unsigned warp) {
   unsigned begin = warp * kWarp, end = std::min<unsigned>(begin + kWarp, config_.block);
-  std::vector<std::vector<LaneAccess> *> logs;
+  std::vector<std::vector<LaneAccess> *> &logs = logs_;
+  logs.clear();
   for (unsigned i = begin; i < end; ++i) {
     Thread &t = b.threads[i];
     if (t.state != State::Runnable) continue;
@@ -671,7 +695,8 @@ void Launch::run() {
       while (resident_.size() < slots && next < order.size()) dispatch(order[next++]);
       notStarted_ = order.size() - next;
       if (resident_.empty()) break;
-      std::vector<Block *> ready;
+      std::vector<Block *> &ready = ready_;
+      ready.clear();
       for (auto &b : resident_)
         if (b->runnable) ready.push_back(b.get());
       if (ready.empty()) {
@@ -679,7 +704,8 @@ void Launch::run() {
         break;
       }
       Block &b = *ready[rng_() % ready.size()];
-      std::vector<unsigned> warps;
+      std::vector<unsigned> &warps = runnableWarps_;
+      warps.clear();
       for (unsigned w = 0; w < b.warps.size(); ++w)
         if (b.warps[w].runnable) warps.push_back(w);
       runWarp(b, warps[rng_() % warps.size()]);
