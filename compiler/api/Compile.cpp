@@ -140,7 +140,7 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
     stateElements += n;
   }
   int64_t stepBytes = std::max<int64_t>(1, 2 * stateElements * 4);
-  int64_t workers = impl_->programs->forwardPool->copies();
+  int64_t workers = impl_->programs->forwardPool->workers();
   int64_t shortest = std::clamp<int64_t>(l3CacheBytes() / 2 / (workers * stepBytes), 8, 64);
   int64_t chunk = std::clamp<int64_t>(l2CacheBytes() / 2 / stepBytes, shortest, 1024);
   return std::min(chunk, shapes.steps);
@@ -149,7 +149,7 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
 Recurrence::ChannelBlocks Recurrence::channelBlocksFor(const Shapes &shapes) const {
   cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), impl_->signature.reverse);
   cpu::ProgramPool &pool = *impl_->programs->forwardPool;
-  cpu::ChannelSplit split = cpu::splitChannels(pool.get(0), run, pool.copies());
+  cpu::ChannelSplit split = cpu::splitChannels(pool.get(), run, pool.workers());
   if (split.dim < 0) return {};
   return {impl_->dimOrder[split.dim], split.width, split.blocks};
 }
@@ -224,12 +224,12 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
 
 std::string Recurrence::halideStatement(bool backward) const {
   cpu::ProgramPool &pool = backward ? *impl_->programs->backwardPool : *impl_->programs->forwardPool;
-  return pool.get(0).loweredStatement();
+  return pool.get().loweredStatement();
 }
 
 std::string Recurrence::cpuAssembly(bool backward) const {
   cpu::ProgramPool &pool = backward ? *impl_->programs->backwardPool : *impl_->programs->forwardPool;
-  return pool.get(0).assembly();
+  return pool.get().assembly();
 }
 
 std::string Recurrence::scanIR() const {
@@ -277,7 +277,7 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
       programs->forward = forward;
       programs->backward = backward;
       // The facts come from the module's analysis manager, here on the calling thread; the
-      // program copies (built on first use, on any thread) only read them.
+      // programs (built on first use, on any thread) only read them.
       cpu::ProgramFacts facts = cpu::programFacts(impl_->analyses(), forward, backward);
       programs->forwardPool = std::make_unique<cpu::ProgramPool>(
           [forward, facts] { return cpu::buildForwardProgram(forward, facts); }, threads, sig.name + " forward",
@@ -285,8 +285,6 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
       programs->backwardPool = std::make_unique<cpu::ProgramPool>(
           [forward, backward, facts] { return cpu::buildBackwardProgram(forward, backward, facts); }, threads,
           sig.name + " backward", options.verbose);
-      programs->stepPool = std::make_unique<cpu::ProgramPool>(
-          [forward, facts] { return cpu::buildForwardProgram(forward, facts); }, 1, sig.name + " step", options.verbose);
       cached = programs;
     }
     impl->programs = cached;

@@ -21,9 +21,8 @@ struct Programs {
   std::shared_ptr<const CompiledModule::Impl> module;
   scan::RecurrenceOp forward, backward;
   std::unique_ptr<cpu::ProgramPool> forwardPool, backwardPool;
-  // Decoding (Recurrence::step): a forward program of its own, so that steps never share a JIT
-  // pipeline with a forward() on another thread, and its runner for the last shapes, by port name.
-  std::unique_ptr<cpu::ProgramPool> stepPool;
+  // Decoding (Recurrence::step) calls the forward program through a runner for the last shapes,
+  // by port name (a call may share the compiled pipeline with a forward() on another thread).
   std::mutex stepMutex;
   std::unique_ptr<cpu::StepRunner> stepRunner;
   // The shape and type of each port of the last step (inputs, params, states, outputs; no data).

@@ -284,29 +284,26 @@ Halide::Buffer<> hostBuffer(const PortLayout &layout, void *base, int64_t steps,
   return window(layout, base, 0, steps, sizes, Block{});
 }
 
-ChunkProgram &ProgramPool::get(int copy) {
+ChunkProgram &ProgramPool::get() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!programs_[copy]) {
+  if (!program_) {
     auto begin = std::chrono::steady_clock::now();
     auto program = std::make_unique<ChunkProgram>(build_());
     program->pipeline.compile_jit(program->target);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     compileSeconds_ += seconds;
     if (verbose_)
-      std::fprintf(stderr, "scanforge: JIT-compiled the %s CPU program (copy %d of %d) in %.2f s\n", label_.c_str(),
-                   copy + 1, copies(), seconds);
-    programs_[copy] = std::move(program);
+      std::fprintf(stderr, "scanforge: JIT-compiled the %s CPU program in %.2f s\n", label_.c_str(), seconds);
+    program_ = std::move(program);
   }
-  return *programs_[copy];
+  return *program_;
 }
 
 void runChunked(ProgramPool &pool, const ChunkedRun &run) {
-  // The program's layout (ports, summed dimensions) is the same in every copy.
-  const ChunkProgram &layout = pool.get(0);
-  ChannelSplit split = splitChannels(layout, run, pool.copies());
-  int workers = static_cast<int>(std::min<int64_t>(pool.copies(), run.batch * split.blocks));
-  std::vector<ChunkProgram *> programs;
-  for (int w = 0; w < workers; ++w) programs.push_back(&pool.get(w));
+  ChunkProgram &program = pool.get();
+  const ChunkProgram &layout = program;
+  ChannelSplit split = splitChannels(layout, run, pool.workers());
+  int workers = static_cast<int>(std::min<int64_t>(pool.workers(), run.batch * split.blocks));
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
   if (run.checkpointsOut)
     for (const BoundInput &s : layout.initial)
@@ -328,7 +325,7 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
   for (int w = 0; w < workers; ++w)
     threads.emplace_back([&, w] {
       try {
-        runWorker(*programs[w], run, split, w, workers, totals[w], blockPartials, moved[w]);
+        runWorker(program, run, split, w, workers, totals[w], blockPartials, moved[w]);
       } catch (...) {
         errors[w] = std::current_exception();
       }

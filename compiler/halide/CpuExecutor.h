@@ -1,6 +1,6 @@
 // Runs a ChunkProgram over a whole batch and sequence: work units of one batch element and (when
 // the batch alone cannot keep the threads busy) one block of channels are split across threads
-// (each with its own compiled copy of the program), time is cut into chunks that are processed in
+// (all calling one compiled program), time is cut into chunks that are processed in
 // scan order, and each state is carried from one chunk to the next.
 #pragma once
 
@@ -23,19 +23,22 @@ struct HostView {
 };
 using HostViews = std::map<std::string, HostView>;
 
-// Compiled copies of one program, one per worker thread (a JIT pipeline is not shared across
-// threads). Built and JIT-compiled on first use.
+// One program for up to `workers` threads, built and JIT-compiled on first use. The workers call
+// the one compiled pipeline at once: each call passes its buffers in its own ParamMap and its own
+// JITUserContext, which is how Halide's JIT is called from several threads (Pipeline::realize
+// only reads the pipeline once it is compiled). A copy per worker cost a compilation per thread.
 class ProgramPool {
  public:
-  ProgramPool(std::function<ChunkProgram()> build, int copies, std::string label, bool verbose)
-      : build_(std::move(build)), programs_(copies), label_(std::move(label)), verbose_(verbose) {}
-  ChunkProgram &get(int copy);
-  int copies() const { return static_cast<int>(programs_.size()); }
+  ProgramPool(std::function<ChunkProgram()> build, int workers, std::string label, bool verbose)
+      : build_(std::move(build)), workers_(workers), label_(std::move(label)), verbose_(verbose) {}
+  ChunkProgram &get();
+  int workers() const { return workers_; }
   double compileSeconds() const { return compileSeconds_; }
 
  private:
   std::function<ChunkProgram()> build_;
-  std::vector<std::unique_ptr<ChunkProgram>> programs_;
+  int workers_;
+  std::unique_ptr<ChunkProgram> program_;
   std::string label_;
   bool verbose_;
   std::mutex mutex_;
