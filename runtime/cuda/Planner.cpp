@@ -14,6 +14,11 @@ namespace scanforge::cuda {
 
 const char *strategyName(Strategy s) { return s == Strategy::Sequential ? "sequential" : "chunked"; }
 
+std::string describe(const Plan &plan) {
+  return std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk) +
+         (plan.lanes > 1 ? " lanes=" + std::to_string(plan.lanes) : "") + (plan.stash ? " stash" : "");
+}
+
 namespace {
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -51,6 +51,8 @@ struct Plan {
   // kernels' SF_STASH), reading a chunk's inputs once at the price of shared memory per step.
   bool stash = false;
 };
+// "chunked L=128 lanes=4 stash": how every tool names a plan (lanes when more than one).
+std::string describe(const Plan &plan);
 
 struct PlanRequest {
   int64_t batch = 1, steps = 1, channels = 1;

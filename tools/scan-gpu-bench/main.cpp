@@ -154,9 +154,7 @@ Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package,
   const RecurrenceDesc &fwd = runner.forwardDesc();
   const RecurrenceDesc *bwd = runner.backwardDesc();
   Plan plan = forced.planFor(runner, c.shape);
-  Timing t{c.recurrence, "f32", c.shape.describe(),
-           std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk) +
-               (fwd.laneDim.empty() ? "" : " lanes=" + std::to_string(plan.lanes)) + (plan.stash ? " stash" : "")};
+  Timing t{c.recurrence, "f32", c.shape.describe(), describe(plan)};
 
   // One device buffer per name: the forward's output is the backward's forward_output, and so on.
   // Optional buffers are left out (zero initial states, final states not kept) unless the backward

@@ -56,7 +56,7 @@ int run(int argc, char **argv) {
       double worst = 0;  // the largest error as a fraction of its bound
       for (const TensorCheck &c : report.checks) worst = std::max(worst, c.error / c.tolerance);
       std::cout << (report.passed() ? "PASS " : "FAIL ") << golden.forward << " " << golden.shape.describe() << " ["
-                << choice.describe() << ": " << strategyName(plan.strategy) << " L=" << plan.chunk << "] worst error "
+                << choice.describe() << ": " << describe(plan) << "] worst error "
                 << std::setprecision(2) << worst << " of its bound\n" << std::defaultfloat;
       for (const TensorCheck &c : report.checks)
         if (!c.passed() || !report.passed())

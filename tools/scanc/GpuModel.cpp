@@ -217,9 +217,7 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   std::cout << "# " << rec.name << " at " << full.describe() << " on " << device.name << " (" << device.arch
             << "); traffic emulated at " << reduced.shape.describe() << " and scaled by the bytes each launch is passed ("
             << format("%g", reduced.scale) << " for [B, T] tensors)"
-            << "\nstrategy" << (forced.any() ? " (forced)" : "") << ": " << cuda::strategyName(plan.strategy) << ", L=" << plan.chunk << ", " << plan.chunks
-            << " chunk(s)" << (runner.forwardDesc().laneDim.empty() ? "" : ", " + std::to_string(plan.lanes) + " lane(s) per channel")
-            << (plan.stash ? ", stash" : "")
+            << "\nplan" << (forced.any() ? " (forced)" : "") << ": " << cuda::describe(plan) << ", " << plan.chunks << " chunk(s)"
             << "\nforward:\n";
   Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
   auto line = [&](const char *what, const Direction &d) {
