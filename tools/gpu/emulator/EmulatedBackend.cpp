@@ -39,6 +39,7 @@ class EmulatedModule : public cuda::LoadedModule {
 
 std::string EmulatorOptions::defaultCompiler() { return SCANFORGE_EMULATOR_CXX; }
 std::string EmulatorOptions::defaultFlags() { return SCANFORGE_EMULATOR_FLAGS; }
+std::string EmulatorOptions::defaultLauncher() { return SCANFORGE_EMULATOR_LAUNCHER; }
 
 EmulatedBackend::EmulatedBackend(EmulatorOptions options) : options_(std::move(options)) {}
 
@@ -60,7 +61,7 @@ void EmulatedBackend::download(void *dst, cuda::DevicePtr src, size_t bytes) {
 }
 
 std::unique_ptr<cuda::LoadedModule> EmulatedBackend::load(const cuda::ModuleSource &module) {
-  BuildOptions build{options_.cacheDir, options_.compiler, options_.flags};
+  BuildOptions build{options_.cacheDir, options_.compiler, options_.flags, options_.launcher};
   return std::make_unique<EmulatedModule>(*this, KernelLibrary::build(module, build));
 }
 

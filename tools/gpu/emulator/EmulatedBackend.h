@@ -35,9 +35,13 @@ struct EmulatorOptions {
   // undefined-behaviour sanitizer if it had one.
   std::string compiler = defaultCompiler();
   std::string flags = defaultFlags();
+  // Run in front of the compiler (the build's launcher, ccache where it has one): a fresh build
+  // tree, such as CI's clean clone, then reuses kernel objects compiled before.
+  std::string launcher = defaultLauncher();
 
   static std::string defaultCompiler();
   static std::string defaultFlags();
+  static std::string defaultLauncher();
 };
 
 class EmulatedBackend : public cuda::DeviceBackend {

@@ -136,7 +136,8 @@ std::unique_ptr<KernelLibrary> KernelLibrary::build(const cuda::ModuleSource &mo
     std::string temp = library.string() + ".tmp." + std::to_string(::getpid());
     std::ofstream(source) << text;
     int status = 0;
-    std::string output = run(compile + " -c " + source.string() + " -o " + temp + ".o", status);
+    std::string launch = options.launcher.empty() ? "" : options.launcher + " ";
+    std::string output = run(launch + compile + " -c " + source.string() + " -o " + temp + ".o", status);
     if (status == 0) output += run(link + " " + temp + ".o -o " + temp, status);
     std::filesystem::remove(temp + ".o");
     if (status != 0) throw CudaError("the host compiler rejected the emulated " + module.name + ":\n" + output);

@@ -20,6 +20,7 @@ struct BuildOptions {
   std::filesystem::path cacheDir;
   std::string compiler;
   std::string flags;  // extra flags for compiling and linking, e.g. "-fsanitize=undefined"
+  std::string launcher;  // in front of the compile command (ccache), not part of the cache key
 };
 
 class KernelLibrary {
