@@ -140,7 +140,7 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
     stateElements += n;
   }
   int64_t stepBytes = std::max<int64_t>(1, 2 * stateElements * 4);
-  int64_t workers = impl_->programs->forwardPool->workers();
+  int64_t workers = impl_->programs->forwardProgram->workers();
   int64_t shortest = std::clamp<int64_t>(l3CacheBytes() / 2 / (workers * stepBytes), 8, 64);
   int64_t chunk = std::clamp<int64_t>(l2CacheBytes() / 2 / stepBytes, shortest, 1024);
   return std::min(chunk, shapes.steps);
@@ -148,8 +148,8 @@ int64_t Recurrence::chunkFor(const Shapes &shapes) const {
 
 Recurrence::ChannelBlocks Recurrence::channelBlocksFor(const Shapes &shapes) const {
   cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), impl_->signature.reverse);
-  cpu::ProgramPool &pool = *impl_->programs->forwardPool;
-  cpu::ChannelSplit split = cpu::splitChannels(pool.get(), run, pool.workers());
+  cpu::SharedProgram &shared = *impl_->programs->forwardProgram;
+  cpu::ChannelSplit split = cpu::splitChannels(shared.get(), run, shared.workers());
   if (split.dim < 0) return {};
   return {impl_->dimOrder[split.dim], split.width, split.blocks};
 }
@@ -172,7 +172,7 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   if (saved) run.checkpointsOut = &checkpoints;
   cpu::Traffic moved;
   run.traffic = &moved;
-  cpu::runChunked(*impl_->programs->forwardPool, run);
+  cpu::runChunked(*impl_->programs->forwardProgram, run);
   if (traffic) *traffic = {moved.read, moved.written};
   if (saved) {
     saved->shapes_ = shapes;
@@ -218,18 +218,18 @@ void Recurrence::backward(const TensorViews &inputs, const TensorViews &params, 
   run.finals = impl_->adjoints(initialGrads, scan::PortKind::State);
   cpu::Traffic moved;
   run.traffic = &moved;
-  cpu::runChunked(*impl_->programs->backwardPool, run);
+  cpu::runChunked(*impl_->programs->backwardProgram, run);
   if (traffic) *traffic = {moved.read, moved.written};
 }
 
 std::string Recurrence::halideStatement(bool backward) const {
-  cpu::ProgramPool &pool = backward ? *impl_->programs->backwardPool : *impl_->programs->forwardPool;
-  return pool.get().loweredStatement();
+  cpu::SharedProgram &shared = backward ? *impl_->programs->backwardProgram : *impl_->programs->forwardProgram;
+  return shared.get().loweredStatement();
 }
 
 std::string Recurrence::cpuAssembly(bool backward) const {
-  cpu::ProgramPool &pool = backward ? *impl_->programs->backwardPool : *impl_->programs->forwardPool;
-  return pool.get().assembly();
+  cpu::SharedProgram &shared = backward ? *impl_->programs->backwardProgram : *impl_->programs->forwardProgram;
+  return shared.get().assembly();
 }
 
 std::string Recurrence::scanIR() const {
@@ -279,10 +279,10 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
       // The facts come from the module's analysis manager, here on the calling thread; the
       // programs (built on first use, on any thread) only read them.
       cpu::ProgramFacts facts = cpu::programFacts(impl_->analyses(), forward, backward);
-      programs->forwardPool = std::make_unique<cpu::ProgramPool>(
+      programs->forwardProgram = std::make_unique<cpu::SharedProgram>(
           [forward, facts] { return cpu::buildForwardProgram(forward, facts); }, threads, sig.name + " forward",
           options.verbose);
-      programs->backwardPool = std::make_unique<cpu::ProgramPool>(
+      programs->backwardProgram = std::make_unique<cpu::SharedProgram>(
           [forward, backward, facts] { return cpu::buildBackwardProgram(forward, backward, facts); }, threads,
           sig.name + " backward", options.verbose);
       cached = programs;

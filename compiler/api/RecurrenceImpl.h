@@ -20,7 +20,7 @@ std::string shapeText(const std::vector<int64_t> &shape);
 struct Programs {
   std::shared_ptr<const CompiledModule::Impl> module;
   scan::RecurrenceOp forward, backward;
-  std::unique_ptr<cpu::ProgramPool> forwardPool, backwardPool;
+  std::unique_ptr<cpu::SharedProgram> forwardProgram, backwardProgram;
   // Decoding (Recurrence::step) calls the forward program through a runner for the last shapes,
   // by port name (a call may share the compiled pipeline with a forward() on another thread).
   std::mutex stepMutex;

@@ -192,14 +192,14 @@ void Recurrence::step(const TensorViews &inputs, const TensorViews &params, cons
     impl_->rejectUnknown("step", "an output", outputs, sig.outputs);
     programs.stepRunner.reset();
     programs.stepRunner =
-        std::make_unique<cpu::StepRunner>(programs.forwardPool->get(), shapes.batch, impl_->dimSizes(shapes));
+        std::make_unique<cpu::StepRunner>(programs.forwardProgram->get(), shapes.batch, impl_->dimSizes(shapes));
     for (size_t kind = 0; kind < 4; ++kind) {
       programs.stepShapes[kind].clear();
       for (auto &[name, v] : *views[kind]) programs.stepShapes[kind][name] = {nullptr, v.shape, v.type};
     }
   }
   cpu::StepRunner &runner = *programs.stepRunner;
-  const cpu::ChunkProgram &program = programs.forwardPool->get();
+  const cpu::ChunkProgram &program = programs.forwardProgram->get();
   for (size_t i = 0; i < program.inputs.size(); ++i) runner.inputs[i] = inputs.find(program.inputs[i].layout.name)->second.data;
   for (size_t i = 0; i < program.params.size(); ++i) runner.params[i] = params.find(program.params[i].layout.name)->second.data;
   for (size_t i = 0; i < program.initial.size(); ++i)

@@ -284,7 +284,7 @@ Halide::Buffer<> hostBuffer(const PortLayout &layout, void *base, int64_t steps,
   return window(layout, base, 0, steps, sizes, Block{});
 }
 
-ChunkProgram &ProgramPool::get() {
+ChunkProgram &SharedProgram::get() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!program_) {
     auto begin = std::chrono::steady_clock::now();
@@ -299,26 +299,25 @@ ChunkProgram &ProgramPool::get() {
   return *program_;
 }
 
-void runChunked(ProgramPool &pool, const ChunkedRun &run) {
-  ChunkProgram &program = pool.get();
-  const ChunkProgram &layout = program;
-  ChannelSplit split = splitChannels(layout, run, pool.workers());
-  int workers = static_cast<int>(std::min<int64_t>(pool.workers(), run.batch * split.blocks));
+void runChunked(SharedProgram &shared, const ChunkedRun &run) {
+  ChunkProgram &program = shared.get();
+  ChannelSplit split = splitChannels(program, run, shared.workers());
+  int workers = static_cast<int>(std::min<int64_t>(shared.workers(), run.batch * split.blocks));
   int64_t chunks = (run.steps + run.chunk - 1) / run.chunk;
   if (run.checkpointsOut)
-    for (const BoundInput &s : layout.initial)
+    for (const BoundInput &s : program.initial)
       (*run.checkpointsOut)[s.layout.name].assign(run.batch * chunks * product(s.layout.dims, run.dimSizes), 0.0f);
 
   // Outputs that each block writes a partial of (only when there are several blocks) get a copy
   // per block; the copies are added in block order, so the result does not depend on the threads.
-  std::vector<std::vector<float>> blockPartials(layout.outputs.size());
-  for (size_t i = 0; i < layout.outputs.size(); ++i)
-    if (split.blocks > 1 && partialOutput(layout.outputs[i], split.dim))
-      blockPartials[i].assign(split.blocks * run.batch * run.steps * product(layout.outputs[i].layout.dims, run.dimSizes), 0.0f);
+  std::vector<std::vector<float>> blockPartials(program.outputs.size());
+  for (size_t i = 0; i < program.outputs.size(); ++i)
+    if (split.blocks > 1 && partialOutput(program.outputs[i], split.dim))
+      blockPartials[i].assign(split.blocks * run.batch * run.steps * product(program.outputs[i].layout.dims, run.dimSizes), 0.0f);
 
   std::vector<std::map<std::string, std::vector<double>>> totals(workers);
   for (auto &t : totals)
-    for (const ProducedOutput &acc : layout.accums) t[acc.layout.name].assign(product(acc.layout.dims, run.dimSizes), 0.0);
+    for (const ProducedOutput &acc : program.accums) t[acc.layout.name].assign(product(acc.layout.dims, run.dimSizes), 0.0);
   std::vector<std::exception_ptr> errors(workers);
   std::vector<Traffic> moved(workers);
   std::vector<std::thread> threads;
@@ -335,12 +334,12 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
     if (e) std::rethrow_exception(e);
   Traffic total;
   for (const Traffic &t : moved) total.read += t.read, total.written += t.written;
-  for (const BoundInput &p : layout.params)  // read once per call (chunks reread them from cache)
+  for (const BoundInput &p : program.params)  // read once per call (chunks reread them from cache)
     total.read += product(p.layout.dims, run.dimSizes) * static_cast<int64_t>(elementSize(p.layout));
 
-  for (size_t i = 0; i < layout.outputs.size(); ++i) {
+  for (size_t i = 0; i < program.outputs.size(); ++i) {
     if (blockPartials[i].empty()) continue;
-    float *dst = static_cast<float *>(run.stepOutputs.at(layout.outputs[i].layout.name).data);
+    float *dst = static_cast<float *>(run.stepOutputs.at(program.outputs[i].layout.name).data);
     int64_t n = static_cast<int64_t>(blockPartials[i].size()) / split.blocks;
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
@@ -350,7 +349,7 @@ void runChunked(ProgramPool &pool, const ChunkedRun &run) {
     total.read += static_cast<int64_t>(blockPartials[i].size() * sizeof(float));
     total.written += n * static_cast<int64_t>(sizeof(float));
   }
-  for (const ProducedOutput &acc : layout.accums) {
+  for (const ProducedOutput &acc : program.accums) {
     const HostView *out = find(run.accums, acc.layout.name);
     if (!out) continue;
     float *dst = static_cast<float *>(out->data);

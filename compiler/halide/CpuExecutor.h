@@ -27,9 +27,9 @@ using HostViews = std::map<std::string, HostView>;
 // the one compiled pipeline at once: each call passes its buffers in its own ParamMap and its own
 // JITUserContext, which is how Halide's JIT is called from several threads (Pipeline::realize
 // only reads the pipeline once it is compiled). A copy per worker cost a compilation per thread.
-class ProgramPool {
+class SharedProgram {
  public:
-  ProgramPool(std::function<ChunkProgram()> build, int workers, std::string label, bool verbose)
+  SharedProgram(std::function<ChunkProgram()> build, int workers, std::string label, bool verbose)
       : build_(std::move(build)), workers_(workers), label_(std::move(label)), verbose_(verbose) {}
   ChunkProgram &get();
   int workers() const { return workers_; }
@@ -78,7 +78,7 @@ struct ChannelSplit {
 // The split of a run of `program` on `workers` threads (docs/cpu.md, "Channel blocks").
 ChannelSplit splitChannels(const ChunkProgram &program, const ChunkedRun &run, int workers);
 
-void runChunked(ProgramPool &pool, const ChunkedRun &run);
+void runChunked(SharedProgram &shared, const ChunkedRun &run);
 
 // A Halide buffer over one batch element of a dense host tensor of the layout at `base`, whole
 // channels: its dims innermost first, then (per-step ports) `steps` time steps.
