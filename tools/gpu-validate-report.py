@@ -2,7 +2,7 @@
 """Writes tools/gpu-validate.sh's report, REPORT.{md,json}, from what it left in its logs
 directory: ctest.xml (ctest --output-junit), bench.json and bench.md (scan-gpu-bench --json and its
 table), bench.err; with --nostash-bench-rc also bench-nostash.{json,md,err} (the same benchmark with
-the chunked kernels' stash off); with --bf16-bench-rc also the bf16 package's bench-bf16.{json,md,err} and
+the kernels' stash off); with --bf16-bench-rc also the bf16 package's bench-bf16.{json,md,err} and
 goldens-bf16.log (scan-package-run). Standard library only: the GPU machine may have nothing else."""
 import argparse
 import datetime
@@ -130,8 +130,8 @@ def main():
     lines += ["", f"## scan-gpu-bench (exit {args.bench_rc}); peers: {args.peers}", ""]
     lines += bench_section(args.bench_rc, bench_table, bench_err)
     if nostash:
-        lines += ["", f"## The same without the chunked kernels' stash (scan-gpu-bench --stash off; exit "
-                  f"{args.nostash_bench_rc}): the planner's plans with the stash left off, for the chunked rows' "
+        lines += ["", f"## The same without the kernels' stash (scan-gpu-bench --stash off; exit "
+                  f"{args.nostash_bench_rc}): the planner's plans with the stash left off, for each row's "
                   "comparison", ""]
         lines += bench_section(args.nostash_bench_rc, bench_nostash_table, bench_nostash_err)
     if bf16:

@@ -10,7 +10,7 @@
 #      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own); and,
 #      when the package has one, on its bf16 package PACKAGE_DIR/bf16 (the same models with bf16
 #      ports, scanc --bf16-ports), after checking that package's golden vectors (scan-package-run);
-#      and on the package again with the chunked kernels' stash off (scan-gpu-bench --stash off):
+#      and on the package again with the kernels' stash off (scan-gpu-bench --stash off):
 #      the stash's gain is predicted, this measures it;
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
@@ -86,7 +86,7 @@ echo "gpu-validate: scan-gpu-bench ${bench_args[*]}" >&2
 "$build/bin/scan-gpu-bench" "${bench_args[@]}" >"$logs/bench.md" 2>"$logs/bench.err"
 bench_rc=$?
 
-# 3a. The planner's plans without the chunked kernels' stash, beside the plans with it above (no
+# 3a. The planner's plans without the kernels' stash, beside the plans with it above (no
 # predictions: those are of the planner's own plans; no peers: they were timed above).
 nostash_bench=("$package" --stash off --json "$logs/bench-nostash.json")
 echo "gpu-validate: scan-gpu-bench ${nostash_bench[*]}" >&2

@@ -197,7 +197,8 @@ std::string PlanChoice::describe() const {
 
 std::vector<PlanChoice> goldenPlans() {
   return {{std::nullopt, std::nullopt},
-          {Strategy::Sequential, 4},
+          {Strategy::Sequential, 4, std::nullopt, true},
+          {Strategy::Sequential, 3, std::nullopt, false},
           {Strategy::Chunked, 5, std::nullopt, true},
           {Strategy::Chunked, 1, std::nullopt, false}};
 }

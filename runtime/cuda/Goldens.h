@@ -48,13 +48,13 @@ struct PlanChoice {
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
   std::optional<int64_t> lanes = std::nullopt;  // threads per channel, for a recurrence with a lane dimension
-  std::optional<bool> stash = std::nullopt;     // the chunked kernels' stash (Plan::stash)
+  std::optional<bool> stash = std::nullopt;     // the kernels' stash (Plan::stash)
   std::string describe() const;
 };
 // The planner's own choice, then both strategies with chunks that do not divide the golden
-// shapes' T (L=1 makes every step a chunk), the chunked kernels with their stash at L=5 and
-// without it at L=1: both strategies, both chunked variants and ragged last chunks run even at
-// small shapes, where the planner alone would always pick the sequential one.
+// shapes' T (L=1 makes every step a chunk), each with its stash (sequential L=4, chunked L=5) and
+// without it (sequential L=3, chunked L=1): both strategies, both variants of each and ragged last
+// chunks run even at small shapes, where the planner alone would always pick the sequential one.
 std::vector<PlanChoice> goldenPlans();
 
 // Uploads the golden's inputs, runs forward then backward with `plan`, and compares every

@@ -74,8 +74,6 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
   if (!r.laneDim.empty() && std::find(r.registerDims.begin(), r.registerDims.end(), r.laneDim) == r.registerDims.end())
     throw CudaError("recurrence '" + r.name + "' deals '" + r.laneDim + "' to lanes, which is not one of its register dimensions");
   r.channels = j.at("channels").get<std::string>();
-  r.recomputeBytesPerStep = j.at("recompute_bytes_per_step").get<std::string>();
-  r.stashBytesPerStep = j.value("stash_bytes_per_step", std::string("0"));
   r.stateRegisters = j.value("state_registers", std::string("0"));
   r.stepInstructions = j.value("step_instructions", std::string("0"));
   r.chainGroup = j.value("chain_group", kChainGroup);
@@ -136,8 +134,6 @@ nlohmann::json toManifest(const std::vector<RecurrenceDesc> &recurrences) {
         {"defines", rec.defines},
         {"layout", layoutJson(rec)},
         {"channels", rec.channels},
-        {"recompute_bytes_per_step", rec.recomputeBytesPerStep},
-        {"stash_bytes_per_step", rec.stashBytesPerStep},
         {"state_registers", rec.stateRegisters},
         {"step_instructions", rec.stepInstructions},
         {"chain_group", rec.chainGroup},

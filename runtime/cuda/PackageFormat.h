@@ -60,7 +60,7 @@ constexpr int kChainGroup = 32;
 // The macro and the formula variable of the lane count (RecurrenceDesc::laneDim).
 constexpr const char *kLanesDefine = "SF_LANES";
 constexpr const char *kLanesVariable = "$LANES";
-// The macro and the formula variable of the chunked kernels' stash: 1 with it, 0 without (Plan::stash).
+// The macro and the formula variable of the kernels' stash: 1 with it, 0 without (Plan::stash).
 constexpr const char *kStashDefine = "SF_STASH";
 constexpr const char *kStashVariable = "$STASH";
 constexpr int kRegisterDimsChainGroup = 4;
@@ -82,8 +82,6 @@ struct RecurrenceDesc {
   std::vector<std::string> zeroInit;           // buffers the runtime zeroes before the launches
   std::vector<LaunchDesc> sequential, chunked; // the two strategies, in launch order
   std::string channels;                        // channels per batch element (formula); threads: times $LANES
-  std::string recomputeBytesPerStep = "0";     // shared memory per chunk step of one block
-  std::string stashBytesPerStep = "0";         // the chunked kernel's stash: more of it, per step and block
   std::string stateRegisters = "0";            // floats of state per thread across steps (formula)
   std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
   int chainGroup = kChainGroup;                // chunks per group of the chunked kernel's carry
@@ -115,6 +113,13 @@ inline std::string chainBuffer() { return "sf.chain"; }
 // while the sequential kernel ran 2.79 ms with 16 against 2.95 with 8 (docs/benchmarks.md).
 constexpr int kLoadBatchSteps = 16;       // sequential kernels
 constexpr int kChunkLoadBatchSteps = 8;   // chunked kernels
+// The step kernels are compiled for at least this many resident blocks per SM (__launch_bounds__):
+// up to 65536 / (2 * block) registers per thread (128 in blocks of 256); with the block size alone,
+// ptxas caps registers lower and spills in the larger backward steps. A plan whose shared memory
+// leaves room for fewer blocks wastes the registers kept for them (minimal gated RNN at B=64
+// T=4096: chunks of 64 with the stash, 1 block per SM, 85.4 % of copy; of 32, 2 blocks, 97.8 %,
+// predicted).
+constexpr int kMinBlocksPerSM = 2;
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
 // A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
 // or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,

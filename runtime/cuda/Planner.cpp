@@ -37,10 +37,11 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double channels = static_cast<double>(r.batch) * static_cast<double>(r.channels);
   double threads = channels * (chunked ? static_cast<double>(p.chunks) : 1.0);
   double steps = static_cast<double>(r.steps), chunk = static_cast<double>(p.chunk);
-  // Kernels are bounded to at least 4 blocks per SM; assume half the SM's threads resident, fewer
+  // Kernels are compiled for kMinBlocksPerSM blocks per SM or more; assume half the SM's threads resident, fewer
   // where a block's recomputed states (L steps of them in shared memory) leave room for fewer blocks.
   double residentPerSm = d.threadsPerSm / 2.0;
-  int64_t sharedPerStep = chunked && p.stash ? r.stashedBytesPerStep : r.recomputeBytesPerStep;
+  const PlanRequest::SharedPerStep &shared = chunked ? r.chunkedShared : r.sequentialShared;
+  int64_t sharedPerStep = p.stash ? shared.stashed : shared.plain;
   if (sharedPerStep > 0) {
     size_t blockBytes = static_cast<size_t>(sharedPerStep * p.chunk);
     residentPerSm = std::min(residentPerSm, static_cast<double>(d.blocksBySharedMemory(blockBytes) * r.blockThreads));
@@ -53,8 +54,12 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
   c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;
   c.bytes += channels * static_cast<double>(p.chunks) * r.checkpointBytes;
-  if (chunked && !p.stash && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
-    c.bytes += channels * steps * r.readBytesPerStep;  // the rescan misses L2
+  // A chunk walked twice (the chunked rescan; the sequential backward's recomputation, then its
+  // steps) without the stash reads its inputs again, from memory once the chunks of the resident
+  // threads outgrow half of L2.
+  bool rereads = (chunked || r.sequentialShared.plain > 0) && !p.stash;
+  if (rereads && resident * chunk * r.readBytesPerStep > static_cast<double>(d.l2Bytes) / 2)
+    c.bytes += channels * steps * r.readBytesPerStep;
   double inFlight = resident * batch * r.readBytesPerStep;
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
@@ -94,28 +99,64 @@ Plan plan(const PlanRequest &r) {
     p.chunks = cdiv(r.steps, p.chunk);
     return p;
   };
-  int64_t sequentialMax = chunkBound(r.recomputeBytesPerStep, kSharedBudget, "recomputed state");
-  if (r.strategy == Strategy::Sequential && r.chunk && *r.chunk > sequentialMax) throw tooLong(*r.chunk, sequentialMax);
-  Plan sequential = withChunk(Strategy::Sequential, r.chunk ? *r.chunk
-                                                    : r.recomputeBytesPerStep > 0 ? std::min(kSequentialChunk, sequentialMax)
-                                                                                  : r.steps,
-                              false);
+  // Sequential: L = T, unless a backward recomputes states from checkpoints (one chunk of them per
+  // thread in shared memory); then L = min(kSequentialChunk, the 48 KiB bound), or with the stash
+  // (the chunk's inputs in shared memory too, up to the device's opt-in maximum and room for
+  // kMinBlocksPerSM blocks) the fastest power of two from kMinChunk to kSequentialChunk within that
+  // bound, by the cost model.
+  // Stash or not, where a strategy's kernels have one (a forced choice where they do).
+  auto stashes = [&](const PlanRequest::SharedPerStep &shared) {
+    return !shared.stash ? std::vector<bool>{false} : r.stash ? std::vector<bool>{*r.stash} : std::vector<bool>{false, true};
+  };
+  int64_t stashBudget = r.sharedPerBlock - kStaticSharedReserve;
+  int64_t sequentialMax = chunkBound(r.sequentialShared.plain, kSharedBudget, "recomputed state");
+  Plan sequential = withChunk(Strategy::Sequential, r.chunk ? *r.chunk : r.steps, false);
+  if (r.sequentialShared.plain > 0) {
+    std::optional<Plan> fastest;
+    double fastestSeconds = 0;
+    int64_t longestBound = 0;
+    // The stash first, so that it wins a tie: its single read does not depend on what the caches
+    // hold (the model counts the second read only beyond half of L2; the emulated traffic counts it).
+    std::vector<bool> options = stashes(r.sequentialShared);
+    for (bool stash : std::vector<bool>(options.rbegin(), options.rend())) {
+      // With the stash, within the device's opt-in maximum per block and room for kMinBlocksPerSM.
+      int64_t stashed = r.sequentialShared.stashed, bound = !stash ? sequentialMax : 0;
+      while (stash && bound < kSequentialChunk && (bound + 1) * stashed <= stashBudget &&
+             h100().blocksBySharedMemory(static_cast<size_t>((bound + 1) * stashed)) >= kMinBlocksPerSM)
+        ++bound;
+      longestBound = std::max(longestBound, bound);
+      if (bound < 1) continue;
+      // With the stash, powers of two: whole batches of loads (kLoadBatchSteps) in every chunk.
+      std::vector<int64_t> lengths{r.chunk ? *r.chunk : std::min(kSequentialChunk, bound)};
+      if (stash && !r.chunk && bound >= kMinChunk) {
+        lengths.clear();
+        for (int64_t l = kMinChunk; l <= std::min(kSequentialChunk, bound); l *= 2) lengths.push_back(l);
+      }
+      for (int64_t l : lengths) {
+        if (l > bound) continue;
+        Plan p = withChunk(Strategy::Sequential, l, stash);
+        double t = predictPlan(r, p).seconds;
+        if (!fastest || t < fastestSeconds) fastest = p, fastestSeconds = t;
+      }
+    }
+    if (!fastest && r.strategy == Strategy::Sequential && r.chunk) throw tooLong(*r.chunk, longestBound);
+    // A forced stash that does not fit: the kernels read memory instead.
+    sequential = fastest ? *fastest : withChunk(Strategy::Sequential, std::min(r.chunk.value_or(kSequentialChunk), sequentialMax), false);
+  } else if (r.strategy == Strategy::Sequential && r.chunk && *r.chunk > sequentialMax) {
+    throw tooLong(*r.chunk, sequentialMax);
+  }
   if (r.strategy == Strategy::Sequential) return sequential;
 
   // Chunked, with and without the stash: candidates are powers of two from the shortest chunk and
   // the longest chunk that still splits T, each no longer than its shared-memory bound.
-  std::vector<bool> stashes = r.stashedBytesPerStep == 0 ? std::vector<bool>{false}
-                              : r.stash                 ? std::vector<bool>{*r.stash}
-                                                        : std::vector<bool>{false, true};
   std::optional<Plan> best;
   double bestSeconds = 0;
   std::optional<PlanRefused> refused;
-  for (bool stash : stashes) {
+  for (bool stash : stashes(r.chunkedShared)) {
     int64_t maxChunk = 0;
     try {
-      maxChunk = stash ? chunkBound(r.stashedBytesPerStep, r.sharedPerBlock - kStaticSharedReserve,
-                                    "recomputed state and stash")
-                       : sequentialMax;
+      maxChunk = stash ? chunkBound(r.chunkedShared.stashed, stashBudget, "recomputed state and stash")
+                       : chunkBound(r.chunkedShared.plain, kSharedBudget, "recomputed state");
     } catch (const PlanRefused &e) {
       refused = e;
       continue;

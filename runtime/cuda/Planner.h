@@ -25,7 +25,9 @@
 // of two from 16 steps; chunked wins only when 10% faster.
 // The chunk length L is also the checkpoint interval. A backward that recomputes forward states
 // holds one chunk of them per thread in shared memory, so L <= 48 KiB / (bytes per step of a
-// block); the sequential strategy then uses L = min(64, that bound), otherwise L = T. Chunked,
+// block); the sequential strategy then uses L = min(64, that bound), or with its stash (the chunk's
+// inputs beside the recomputed states, read from memory once) the best power of two from 16 to 64
+// that leaves room for kMinBlocksPerSM blocks, the stash winning a tie; otherwise L = T. Chunked,
 // L <= (sharedPerBlock - 1 KiB of static shared memory) / (recomputed and stashed bytes per step).
 // Grid limits: one launch covers at most maxGridYZ (65535) batch elements (RecurrenceRunner launches a
 // larger batch in slices) and, chunked, T / L <= maxGridYZ.
@@ -56,13 +58,17 @@ std::string describe(const Plan &plan);
 
 struct PlanRequest {
   int64_t batch = 1, steps = 1, channels = 1;
-  int64_t recomputeBytesPerStep = 0;  // shared memory per chunk step of one block; 0: none
-  // The chunked kernels with their stash (step values its walks share, KernelContext::stashElement):
-  // shared memory per chunk step of a block, recomputed states included (the larger kernel's);
-  // 0: no kernel has a stash. A tile that stashes reads its chunk's inputs once.
-  int64_t stashedBytesPerStep = 0;
+  // Shared memory one block of a strategy's kernels asks per chunk step (each launch's shared_bytes
+  // at $L = 1; the larger of forward's and backward's), without and with the stash: a backward's
+  // recomputed states, and the step values the walks of a chunk share (KernelContext::stashElement),
+  // which a kernel with the stash reads from memory once. 0: none.
+  struct SharedPerStep {
+    int64_t plain = 0, stashed = 0;
+    bool stash = false;  // a kernel of the strategy has a stash
+  };
+  SharedPerStep sequentialShared, chunkedShared;
   // Shared memory a block may use (DeviceBackend::sharedBytesPerBlock, the opt-in maximum): the
-  // chunked kernel's bound. The sequential kernel keeps to kSharedBudget.
+  // bound of a kernel with the stash. Without it, kernels keep to kSharedBudget.
   int64_t sharedPerBlock = 48 * 1024;
   // Instructions on one step's dependent chain per thread, over the kernels the plan serves (the
   // manifest's step_instructions): what a step costs beyond its share of the memory latency.
@@ -87,7 +93,7 @@ struct PlanRequest {
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;
   std::optional<int64_t> chunk;
-  std::optional<bool> stash;  // chunked: with or without the stash, where the kernels have one
+  std::optional<bool> stash;  // with or without the stash, where the strategy's kernels have one
 };
 
 constexpr int64_t kMinChunk = 16;

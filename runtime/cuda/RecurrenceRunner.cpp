@@ -129,15 +129,24 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   request.channels = evaluate(fwd_.channels, vars) * lanes;  // threads
   request.stepInstructions = static_cast<double>(evaluate(fwd_.stepInstructions, vars) +
                                                  (bwd_ ? evaluate(bwd_->stepInstructions, vars) : 0));
-  request.recomputeBytesPerStep = std::max(evaluate(fwd_.recomputeBytesPerStep, vars),
-                                           bwd_ ? evaluate(bwd_->recomputeBytesPerStep, vars) : 0);
-  // The chunked kernels' shared memory per step with their stash: the larger of forward's and
-  // backward's (a stash may cost nothing beyond the other kernel's recomputed states).
-  bool hasStash = evaluate(fwd_.stashBytesPerStep, vars) > 0 || (bwd_ && evaluate(bwd_->stashBytesPerStep, vars) > 0);
-  auto stashed = [&](const RecurrenceDesc &r) {
-    return evaluate(r.recomputeBytesPerStep, vars) + evaluate(r.stashBytesPerStep, vars);
+  // Shared memory per chunk step: each launch asks for (bytes per step) * $L (KernelPrinter).
+  // A kernel with a stash asks for more with $STASH = 1.
+  auto sharedPerStep = [&](const std::vector<LaunchDesc> RecurrenceDesc::*strategy) {
+    PlanRequest::SharedPerStep shared;
+    for (const RecurrenceDesc *rec : {&fwd_, bwd_})
+      for (const LaunchDesc &launch : rec ? rec->*strategy : std::vector<LaunchDesc>{}) {
+        Variables perStep = vars;
+        perStep["$L"] = 1;
+        perStep[kStashVariable] = 0;
+        shared.plain = std::max(shared.plain, evaluate(launch.sharedBytes, perStep));
+        perStep[kStashVariable] = 1;
+        shared.stashed = std::max(shared.stashed, evaluate(launch.sharedBytes, perStep));
+        shared.stash = shared.stash || launch.sharedBytes.find(kStashVariable) != std::string::npos;
+      }
+    return shared;
   };
-  if (hasStash) request.stashedBytesPerStep = std::max(stashed(fwd_), bwd_ ? stashed(*bwd_) : 0);
+  request.sequentialShared = sharedPerStep(&RecurrenceDesc::sequential);
+  request.chunkedShared = sharedPerStep(&RecurrenceDesc::chunked);
   request.sharedPerBlock = static_cast<int64_t>(device_.sharedBytesPerBlock());
   double read = 0, written = 0;
   addStepBytes(fwd_, vars, read, written);

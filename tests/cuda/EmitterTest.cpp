@@ -17,11 +17,6 @@ const nlohmann::json &buffer(const nlohmann::json &rec, const std::string &name)
     if (b["name"] == name) return b;
   throw std::runtime_error("no buffer " + name);
 }
-bool hasBuffer(const nlohmann::json &rec, const std::string &name) {
-  for (const nlohmann::json &b : rec["buffers"])
-    if (b["name"] == name) return true;
-  return false;
-}
 
 nlohmann::json manifestOfModel(const std::string &model, bool bf16 = false) {
   std::string source = readModel(model);
@@ -49,16 +44,21 @@ TEST(CudaEmitter, ContractedDimensionsLiveInRegisters) {
   EXPECT_EQ(recurrence(ssm, "selective_ssm")["strategies"]["sequential"][0]["grid"][0], "cdiv((d)*$LANES, 64)");
 }
 
-TEST(CudaEmitter, BackwardReadsAnOutputStateInsteadOfRecomputingIt) {
+// minGRU's h is also its output: the sequential backward recomputes it from checkpoints with the
+// chunk's inputs stashed (reading them once), the chunked one reads it back from the output.
+TEST(CudaEmitter, SequentialBackwardRecomputesAnOutputStateChunkedReadsIt) {
   nlohmann::json m = manifestOfModel("mingru");
   const nlohmann::json &bwd = recurrence(m, "mingru.backward");
   EXPECT_EQ(recurrence(m, "mingru")["backward"], "mingru.backward");
   EXPECT_EQ(bwd["adjoint_of"], "mingru");
   EXPECT_EQ(buffer(bwd, "h")["role"], "forward_output");
   EXPECT_EQ(buffer(bwd, "h.initial")["role"], "forward_initial_state");
-  EXPECT_FALSE(hasBuffer(bwd, "h.checkpoints"));
-  EXPECT_EQ(bwd["recompute_bytes_per_step"], "0");
-  EXPECT_FALSE(buffer(recurrence(m, "mingru"), "h.checkpoints")["for_backward"].get<bool>());
+  EXPECT_EQ(buffer(bwd, "h.checkpoints")["role"], "checkpoint");
+  EXPECT_TRUE(buffer(recurrence(m, "mingru"), "h.checkpoints")["for_backward"].get<bool>());
+  // One float of recomputed h per thread and step, and the stash of k and u: 256 threads * 4 bytes.
+  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "(1024*(1)+2048*$STASH)*$L");
+  EXPECT_EQ(bwd["strategies"]["chunked"][0]["shared_bytes"], "(2048*$STASH)*$L");  // k and h.grad
+  EXPECT_FALSE(bwd.contains("recompute_bytes_per_step"));  // the launches say it
 }
 
 TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
@@ -67,7 +67,7 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["role"], "checkpoint");
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["shape"], nlohmann::json({"$B", "$NC", "n", "d"}));
   EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
-  EXPECT_EQ(bwd["recompute_bytes_per_step"], "256*(n/$LANES)");
+  EXPECT_EQ(bwd["strategies"]["chunked"][0]["shared_bytes"], "(256*(n/$LANES)+768*$STASH)*$L");
   // Per thread across steps: the adjoint s.adj and the recomputed s, each n / $LANES floats.
   EXPECT_EQ(bwd["state_registers"], "n/$LANES+n/$LANES");
   EXPECT_EQ(recurrence(m, "selective_ssm")["state_registers"], "n/$LANES");  // 64 threads * 4 bytes * a lane's floats of n
@@ -75,7 +75,7 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(bwd["step_instructions"], "139+3*(2*log2($LANES))+102*(n/$LANES)");
   EXPECT_EQ(bwd["chain_group"], 4);                        // register dimensions: short carry groups
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
-  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n/$LANES)*$L");
+  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n/$LANES)*$L");  // no stash beside arrays
   // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the
   // parameter gradients over batch and time; then the chunked kernel's chain.
   EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad", "C.grad", "A.grad", "D.grad", "sf.chain"}));

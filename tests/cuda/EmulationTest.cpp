@@ -523,7 +523,7 @@ TEST(RecurrenceRunner, LaunchErrorsNameKernelAndShapes) {
     FAIL() << "the launch did not fail";
   } catch (const cuda::CudaError &e) {
     EXPECT_EQ(std::string(e.what()),
-              "launching sf_mingru_seq of mingru (B=2 T=5 d=3; sequential, L=5; grid 1x2x1, block 2048, 0 B shared) on "
+              "launching sf_mingru_seq of mingru (B=2 T=5 d=3; sequential, L=5, stash; grid 1x2x1, block 2048, 0 B shared) on "
               "CPU emulation (concurrent): sf_mingru_seq: a block of 2048 threads (1 to 1024)");
   }
   buffers.erase("k");

@@ -99,7 +99,7 @@ const cuda::Nvrtc *nvrtcOrNull(std::string &why) {
 class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
 
 // Register dimensions of 16, held whole by each thread (1 lane) and, for a lane dimension, also
-// dealt to 16 lanes; the chunked kernels with and without their stash.
+// dealt to 16 lanes; the kernels with and without their stash.
 TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   std::string why;
   const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);

@@ -52,7 +52,7 @@ PlanRequest request(int64_t batch, int64_t steps, int64_t channels, int64_t reco
   r.batch = batch;
   r.steps = steps;
   r.channels = channels;
-  r.recomputeBytesPerStep = recomputeBytesPerStep;
+  r.sequentialShared = r.chunkedShared = {recomputeBytesPerStep, recomputeBytesPerStep, false};
   r.multiprocessors = 132;  // an H100
   return r;
 }
@@ -175,7 +175,7 @@ TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
   EXPECT_DOUBLE_EQ(at32.walks / at16.walks, waves32 * 64 / (waves16 * 32));
   EXPECT_GT(at32.seconds, at16.seconds);
   EXPECT_EQ(plan(r).chunk, 16);
-  r.recomputeBytesPerStep = 0;  // nothing in shared memory: half the SM's threads at any chunk
+  r.sequentialShared = r.chunkedShared = {};  // nothing in shared memory: half the SM's threads at any chunk
   EXPECT_DOUBLE_EQ(predictPlan(r, Plan{Strategy::Chunked, 32, 128}).walks / predictPlan(r, Plan{Strategy::Chunked, 16, 256}).walks,
                    std::ceil(8.0 * 4096 * 128 / (132 * 1024)) * 64 / (std::ceil(8.0 * 4096 * 256 / (132 * 1024)) * 32));
 }
@@ -186,7 +186,7 @@ TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
 // device's opt-in maximum per block and the resident blocks.
 TEST(Planner, TheStashReadsAChunksInputsOnce) {
   PlanRequest r = minGruLongSequence();
-  r.stashedBytesPerStep = 1024;
+  r.chunkedShared = {0, 1024, true};
   r.sharedPerBlock = 227 * 1024;
   Plan stashed{Strategy::Chunked, 32, 512, 1, true}, unstashed{Strategy::Chunked, 32, 512, 1, false};
   double ideal = 8.0 * 1024 * 16384 * 36;
@@ -210,11 +210,12 @@ TEST(Planner, TheStashReadsAChunksInputsOnce) {
   // A stash within what the other kernel's recomputed states take costs no shared memory: chosen.
   PlanRequest free = minGruLongSequence();
   free.sharedPerBlock = 227 * 1024;
-  free.recomputeBytesPerStep = free.stashedBytesPerStep = 1024;
+  free.sequentialShared = {1024, 1024, false};
+  free.chunkedShared = {1024, 1024, true};
   Plan chunkedFree = plan(free);
   EXPECT_EQ(chunkedFree.strategy, Strategy::Chunked);
   EXPECT_TRUE(chunkedFree.stash) << chunkedFree.chunk;
-  r.stashedBytesPerStep = 0;  // nothing to stash: the forced stash is moot
+  r.chunkedShared = {};  // nothing to stash: the forced stash is moot
   EXPECT_FALSE(plan(r).stash);
 }
 

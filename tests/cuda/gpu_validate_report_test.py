@@ -55,10 +55,10 @@ def main():
     md, report = passing_report()
     assert "| mingru | f32 | B=64 T=4096 d=1024 | sequential L=4096 | forward | 2.302 |" in md, md
     assert "bf16 package" not in md and "bf16" not in report, md
-    assert "without the chunked kernels' stash" not in md, md
+    assert "without the kernels' stash" not in md, md
 
     md, report = passing_report("--nostash-bench-rc", "0")
-    assert "## The same without the chunked kernels' stash (scan-gpu-bench --stash off; exit 0)" in md, md
+    assert "## The same without the kernels' stash (scan-gpu-bench --stash off; exit 0)" in md, md
     assert "| mingru | f32 | B=8 T=16384 d=1024 | chunked L=128 | forward+backward | 1.950 |" in md, md
     assert md.index("| sequential L=4096 |") < md.index("| chunked L=128 |"), md
     assert [r["plan"] for r in report["without_stash"]["result"]["rows"]] == ["chunked L=128"] * 2, report

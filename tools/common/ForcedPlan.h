@@ -17,7 +17,7 @@ namespace scanforge::tools {
 struct ForcedPlan {
   std::optional<cuda::Strategy> strategy;
   std::optional<int64_t> chunk, lanes;  // lanes: only where a recurrence has a lane dimension
-  std::optional<bool> stash;            // the chunked kernels' stash, where they have one
+  std::optional<bool> stash;            // the kernels' stash, where they have one
   bool any() const { return strategy || chunk || lanes || stash; }
 
   // The runner's plan at `shape` with what is forced (the lane count only for a recurrence with a
@@ -45,7 +45,7 @@ class ForcedPlanOptions {
                             what + " with this many threads per channel where a recurrence has a lane dimension "
                                    "(selective_ssm's n): a power of two up to 32 that divides it, instead of the planner's");
     auto *stash = app.add_option("--stash", stash_,
-                                 what + " with the chunked kernels' stash on or off (where they have one), instead of the planner's")
+                                 what + " with the kernels' stash on or off (where they have one), instead of the planner's")
                       ->check(CLI::IsMember({"on", "off"}));
     if (needs)
       for (CLI::Option *o : {s, chunk_, lanes_, stash}) o->needs(needs);

@@ -51,7 +51,7 @@ int printPtx(const std::vector<cuda::RecurrenceDesc> &recurrences, const std::st
           sizes += " " + macro + "=1";
           continue;
         }
-        if (dim == cuda::kStashVariable) {  // the chunked kernels with their stash
+        if (dim == cuda::kStashVariable) {  // the kernels with their stash
           defines.push_back("-D" + macro + "=1");
           continue;
         }

@@ -57,10 +57,11 @@ OpList updatesOf(scan::RecurrenceOp rec, const std::function<bool(llvm::StringRe
 
 }  // namespace
 
-KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const scan::ParallelDims &layout,
-                             const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims,
-                             mlir::AnalysisManager analyses)
-    : info(info),
+KernelContext::KernelContext(KernelKind kind, const RecurrenceInfo &info, const RecurrenceInfo *forward,
+                             const scan::ParallelDims &layout, const scan::DimAnalysis &dims,
+                             const scan::DimAnalysis *forwardDims, mlir::AnalysisManager analyses)
+    : kind(kind),
+      info(info),
       fwd(forward),
       layout(layout),
       exprs(dims.table(), layout.channelDims(), layout.contractedDims(), laneDimOf(layout)),
@@ -83,7 +84,9 @@ KernelContext::KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *f
   if (forward) {
     fwdValues.emplace(forward->op, *forwardDims, exprs, "f");
     fwdInvariant = analyses.getChildAnalysis<scan::Invariants>(forward->op).ops();
-    recomputed = info.recomputed();
+    for (const scan::SavedState &s : info.saved())
+      if (s.used && (!s.output || (kind == KernelKind::Sequential && !(s.state.mask & exprs.registerDims()))))
+        recomputed.push_back(&s);
     recomputeOps = slice(forward->op, updatesOf(forward->op, [&](llvm::StringRef s) { return isRecomputed(s); }));
   }
   std::string floats;
@@ -132,12 +135,13 @@ void KernelContext::declareBuffers() {
     for (const scan::Port &p : fwd->params) addBuffer(p.name, BufferRole::Param, "f32", dimShape(p, {}));
   for (const scan::SavedState &s : info.saved()) {
     if (!s.used) continue;
+    // The same buffers for both kinds of kernel (one manifest entry per recurrence).
     if (s.output) {
       addBuffer(s.output->name, BufferRole::ForwardOutput, "f32", dimShape(*s.output, {"$B", "$T"}));
       addBuffer(initialOf(s.state.name), BufferRole::ForwardInitialState, "f32", dimShape(s.state, {"$B"}), true);
-    } else {
-      addBuffer(checkpointsOf(s.state.name), BufferRole::Checkpoint, "f32", chunkShape(s.state));
     }
+    if (!s.output || !(s.state.mask & exprs.registerDims()))
+      addBuffer(checkpointsOf(s.state.name), BufferRole::Checkpoint, "f32", chunkShape(s.state));
   }
   for (const scan::Port &p : info.outputs) {
     addBuffer(p.name, BufferRole::Output, dtypeOf(p), dimShape(p, {"$B", "$T"}));

@@ -20,10 +20,21 @@ namespace scanforge::cuda {
 using OpList = std::vector<mlir::Operation *>;
 using OpSet = llvm::DenseSet<mlir::Operation *>;
 
+// The kernel a context prints. A backward needs the forward state before each step: a state with
+// no forward output equal to it (or one of register arrays) is recomputed per chunk from the
+// forward's checkpoints into shared memory, one slice per thread, by both kernels. A state of one
+// float per thread that a forward output holds is recomputed by the sequential kernel too, from
+// the chunk's inputs it reads anyway (stashed beside it, so read once): 4 bytes of shared memory per
+// step and thread instead of 4 bytes of memory traffic (minGRU's backward: 6 floats per element
+// instead of 5). The chunked kernel reads it back from the output: its shared memory per step
+// bounds its chunks and resident tiles, and its tiles want long chunks (docs/cuda.md).
+enum class KernelKind { Sequential, Chunked };
+
 struct KernelContext {
-  KernelContext(const RecurrenceInfo &info, const RecurrenceInfo *forward, const scan::ParallelDims &layout,
+  KernelContext(KernelKind kind, const RecurrenceInfo &info, const RecurrenceInfo *forward, const scan::ParallelDims &layout,
                 const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims, mlir::AnalysisManager analyses);
 
+  KernelKind kind;
   const RecurrenceInfo &info;
   const RecurrenceInfo *fwd;  // a backward's forward recurrence
   const scan::ParallelDims &layout;

@@ -24,10 +24,6 @@ constexpr int kFinishBlock = 256;
 // (the LRU at B=8 T=16384, chunks of 16: 8192 rows, 0.6 ms per gradient, predicted).
 constexpr int kSumElements = 32;
 constexpr int kSumGroups = 32;
-// At least 2 blocks per SM: up to 65536 / (2 * block) registers per thread (128 in blocks of 256,
-// 256 in blocks of 128). With the block size alone, ptxas caps registers lower and spills in the
-// larger backward steps.
-constexpr int kMinBlocksPerSM = 2;
 
 struct Signature {
   std::vector<std::string> decls;
@@ -36,9 +32,10 @@ struct Signature {
 
 class Printer {
  public:
-  explicit Printer(const KernelContext &k) : k_(k), info_(k.info) {}
+  explicit Printer(const KernelContext &k) : k_(k), info_(k.info), walks_(planWalks()) {}
 
-  RecurrenceDesc run() {
+  // What the manifest says of the recurrence besides its kernels and launches.
+  RecurrenceDesc describe() const {
     RecurrenceDesc r;
     r.name = scan::RecurrenceOp(info_.op).getSymName().str();
     r.reverse = info_.descending;
@@ -55,30 +52,14 @@ class Printer {
     r.layoutNote = k_.layout.fallbackReason();
     r.file = identifier(r.name) + ".cu";
     r.channels = k_.channels;
-    r.recomputeBytesPerStep = k_.recomputeBytesPerStep();
     r.stateRegisters = k_.stateRegisters();
     r.stepInstructions = stepInstructions(k_);
     r.chainGroup = chainGroup();
     r.buffers = k_.buffers;
     r.zeroInit = k_.zeroInit;
-
-    CodeWriter w;
-    walks_ = chunkWalks();
-    r.stashBytesPerStep = std::to_string(walks_.stashBytes);
-    if (walks_.stashFloats) r.defines[kStashDefine] = kStashVariable;
-    printHeader(w, r);
-    r.sequential.push_back(printSequentialKernel(w));
-    r.chunked.push_back(printChunkKernel(w));
-    printPartialSums(w, r);
-    printFinish(w, r);
-    r.source = w.str();
     return r;
   }
-
- private:
-  // Chunks per group of the chunked kernel's carry (PackageFormat.h: shorter with register dimensions).
-  int chainGroup() const { return k_.exprs.registerDims() ? kRegisterDimsChainGroup : kChainGroup; }
-  bool lanes() const { return k_.exprs.laneDim() >= 0; }
+  bool stashes() const { return walks_.stashFloats > 0; }
 
   void printHeader(CodeWriter &w, const RecurrenceDesc &r) {
     const std::string &name = r.name;
@@ -108,7 +89,7 @@ class Printer {
       w.line("#define " + k_.exprs.regsDefine(d) + " (" + k_.exprs.define(d) + " / SF_LANES)");
     }
     if (r.defines.count(kStashDefine)) {
-      w.line("// The chunked kernel's stash (shared memory for step values its walks share): compile with");
+      w.line("// The stash (shared memory for step values the walks of a chunk share): compile with");
       w.line("// -DSF_STASH=1 to use it, 0 to read memory instead.");
       w.line("#ifndef SF_STASH");
       w.line("#error \"compile with -DSF_STASH=<1 or 0>\"");
@@ -117,12 +98,11 @@ class Printer {
     w.line("");
     std::istringstream prelude(cudaPrelude());
     for (std::string line; std::getline(prelude, line);) w.line(line);
-    if (!k_.recomputed.empty()) {
-      w.line("");
-      w.line("// Floats of recomputed forward state per thread and step (shared memory).");
-      w.line("constexpr int sf_recompute_floats = " + k_.recomputeFloats() + ";");
-    }
   }
+
+  // Chunks per group of the chunked kernel's carry (PackageFormat.h: shorter with register dimensions).
+  int chainGroup() const { return k_.exprs.registerDims() ? kRegisterDimsChainGroup : kChainGroup; }
+  bool lanes() const { return k_.exprs.laneDim() >= 0; }
 
   // ---- signatures ----
   void bufferParam(Signature &sig, const std::string &name, bool write) {
@@ -153,7 +133,7 @@ class Printer {
       if (!saved) continue;
       for (const scan::SavedState &s : info_.saved()) {
         if (s.state.name != saved.getName() || !s.used) continue;
-        if (s.output) {
+        if (!k_.isRecomputed(s.state.name)) {
           bufferParam(sig, s.output->name, false);
           bufferParam(sig, initialOf(s.state.name), false);
         } else {
@@ -270,28 +250,36 @@ class Printer {
     w.close();
   }
 
-  // The chunked kernel's walks of its chunk, with their stash planned.
-  struct ChunkWalks {
+  // The walks of a chunk in this context's kernel, with their stash planned: the chunked tile's
+  // (recompute where it recomputes states, scan from zero, rescan) or the sequential kernel's
+  // (recompute, full steps; no scan from zero).
+  struct Walks {
     StepLoop recompute, summary, full;  // recompute: only where the kernel recomputes states
     int stashFloats = 0;  // per thread and step
     int stashBytes = 0;   // per block and step
   };
-  ChunkWalks chunkWalks() const {
-    ChunkWalks c{StepLoop{}, summaryWalk(kChunkLoadBatchSteps), fullWalk("c", kChunkLoadBatchSteps)};
-    std::vector<StepLoop *> walks{&c.summary, &c.full};
+  Walks planWalks() const {
+    bool chunked = k_.kind == KernelKind::Chunked;
+    int batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
+    Walks c{StepLoop{}, chunked ? summaryWalk(batch) : StepLoop{}, fullWalk(chunked ? "c" : "s", batch)};
+    std::vector<StepLoop *> walks{&c.full};
+    if (chunked) walks.insert(walks.begin(), &c.summary);
     if (k_.needsRecompute(k_.fullOps)) {
-      c.recompute = recomputeWalk(kChunkLoadBatchSteps);
+      c.recompute = recomputeWalk(batch);
       walks.insert(walks.begin(), &c.recompute);
     }
-    c.stashFloats = planStash(walks, k_);
+    // The sequential kernel stashes only beside states of one float per thread: register arrays of
+    // recomputed states (the selective SSM's n) fill its shared memory and short chunks already.
+    bool arrays = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) { return s->state.mask & k_.exprs.registerDims(); });
+    c.stashFloats = chunked || !arrays ? planStash(walks, k_) : 0;
     c.stashBytes = c.stashFloats * 4 * k_.block;
     return c;
   }
-  // A chunked tile's stash (KernelContext::stashElement): every one-float step value that more
-  // than one of its walks loads gets a slot; the first walk to load it stores it there, the later
-  // ones read it back. Returns the floats per thread and step. Whether a plan uses it is the
-  // planner's choice (Plan::stash, compiled as SF_STASH): it costs shared memory per step, which
-  // bounds the chunk length and the resident blocks.
+  // A kernel's stash (KernelContext::stashElement): every one-float step value that more than one
+  // of its walks loads gets a slot; the first walk to load it stores it there, the later ones read
+  // it back. Returns the floats per thread and step. Whether a plan uses it is the planner's choice
+  // (Plan::stash, compiled as SF_STASH): it costs shared memory per step, which bounds the chunk
+  // length and the resident blocks.
   static int planStash(const std::vector<StepLoop *> &walks, const KernelContext &k) {
     std::map<std::string, int> walksLoading;
     for (StepLoop *walk : walks)
@@ -304,6 +292,18 @@ class Printer {
         (first ? walk->stashWrites : walk->stashReads)[key] = slot->second;
       }
     return static_cast<int>(slots.size());
+  }
+  // Prints a walk as the plan compiles it: with the stash (SF_STASH 1) or reading memory.
+  void printWalk(CodeWriter &w, const StepLoop &walk, const std::function<void(const StepLoop &)> &print) const {
+    if (walk.stashWrites.empty() && walk.stashReads.empty()) return print(walk);
+    StepLoop unstashed = walk;
+    unstashed.stashWrites.clear();
+    unstashed.stashReads.clear();
+    w.line("#if SF_STASH");
+    print(walk);
+    w.line("#else");
+    print(unstashed);
+    w.line("#endif");
   }
 
   // The state before each chunk: where the backward (and the chunked apply) start from.
@@ -376,7 +376,11 @@ class Printer {
   // Parameters and what depends on them alone, the shared memory (recomputation and stash), the
   // gradient sums.
   void printKernelSetup(CodeWriter &w, bool recompute, int stashFloats = 0) {
-    if (recompute) w.line("extern __shared__ float sf_smem[];");
+    if (recompute) {
+      w.line("extern __shared__ float sf_smem[];");
+      w.line("// Floats of recomputed forward state per thread and step.");
+      w.line("constexpr int sf_recompute_floats = " + k_.recomputeFloats() + ";");
+    }
     if (stashFloats) {
       w.line("#if SF_STASH");
       if (!recompute) w.line("extern __shared__ float sf_smem[];");
@@ -422,19 +426,20 @@ class Printer {
     sizeParams(sig);
     openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
     printPrologue(w, collectives, false);
-    printKernelSetup(w, recompute);
+    // Each thread reads back only its own stash and recomputed states: no barrier between the walks.
+    printKernelSetup(w, recompute, walks_.stashFloats);
     declareInitialStates(w, "s");
     w.open("for (int sf_k = 0; sf_k < NC; ++sf_k)");
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
     if (!k_.fwd) printCheckpoint(w, "s", collectives);
-    if (recompute) printRecompute(w, recomputeWalk(kLoadBatchSteps));
-    printStepLoop(w, k_, fullWalk("s", kLoadBatchSteps), collectives);
+    if (recompute) printWalk(w, walks_.recompute, [&](const StepLoop &walk) { printRecompute(w, walk); });
+    printWalk(w, walks_.full, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, collectives); });
     w.close();
     printFinalStates(w, "s", collectives);
     printAccumFlush(w, collectives, false, "(long long)b");
     w.close();
-    return launchOf(name, sig, "1", recompute);
+    return launchOf(name, sig, "1", recompute, walks_.stashBytes);
   }
 
   // One launch, one tile per (channel block, batch element, chunk): a scan of the chunk from a
@@ -450,18 +455,6 @@ class Printer {
     bool recompute = k_.needsRecompute(k_.fullOps);
     const StepLoop &recomputing = walks_.recompute, &summary = walks_.summary, &full = walks_.full;
     int stashFloats = walks_.stashFloats, stashBytes = walks_.stashBytes;
-    // Prints a walk as the plan compiles it: with the stash (SF_STASH 1) or reading memory.
-    auto printWalk = [&](const StepLoop &walk, const std::function<void(const StepLoop &)> &print) {
-      if (!stashFloats) return print(walk);
-      StepLoop unstashed = walk;
-      unstashed.stashWrites.clear();
-      unstashed.stashReads.clear();
-      w.line("#if SF_STASH");
-      print(walk);
-      w.line("#else");
-      print(unstashed);
-      w.line("#endif");
-    };
     std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(chainGroup());
     Signature sig = stepSignature(k_.fullOps, recompute, true);
     for (const scan::Port &s : info_.states)
@@ -495,8 +488,8 @@ class Printer {
       declareState(w, stateVar("sa", static_cast<int>(s)), info_.states[s], "1.0f");
     }
     w.open("if (sf_warp_live)");
-    if (recompute) printWalk(recomputing, [&](const StepLoop &walk) { printRecompute(w, walk); });
-    printWalk(summary, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, true); });
+    if (recompute) printWalk(w, recomputing, [&](const StepLoop &walk) { printRecompute(w, walk); });
+    printWalk(w, summary, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, true); });
     w.close();
     auto element = [&](const char *prefix, size_t s) {
       return k_.stateElement(stateVar(prefix, static_cast<int>(s)), info_.states[s]);
@@ -566,7 +559,7 @@ class Printer {
 
     if (!k_.fwd) printCheckpoint(w, "c", true);
     w.open("if (sf_warp_live)");
-    printWalk(full, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, true); });
+    printWalk(w, full, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, true); });
     w.close();
     w.open("if (sf_k == NC - 1)");
     printFinalStates(w, "c", true);
@@ -669,7 +662,7 @@ class Printer {
 
   const KernelContext &k_;
   const RecurrenceInfo &info_;
-  ChunkWalks walks_;  // the chunked kernel's, planned before the header
+  Walks walks_;  // of this context's kernel
 };
 
 }  // namespace
@@ -691,8 +684,23 @@ mlir::FailureOr<RecurrenceDesc> printKernels(scan::RecurrenceOp rec, scan::Recur
     fwdInfo = std::move(*f);
     fwdDims = &d.get();
   }
-  KernelContext context(*info, fwdInfo ? &*fwdInfo : nullptr, layout, dims.get(), fwdDims, analyses);
-  return Printer(context).run();
+  const RecurrenceInfo *fwd = fwdInfo ? &*fwdInfo : nullptr;
+  KernelContext sequential(KernelKind::Sequential, *info, fwd, layout, dims.get(), fwdDims, analyses);
+  KernelContext chunked(KernelKind::Chunked, *info, fwd, layout, dims.get(), fwdDims, analyses);
+  Printer seq(sequential), chunk(chunked);
+  // The buffers are the same in both contexts; the state registers and step instructions, where
+  // they differ, are the sequential kernel's, which recomputes more (the runner and the planner take
+  // one figure per recurrence).
+  RecurrenceDesc r = seq.describe();
+  if (seq.stashes() || chunk.stashes()) r.defines[kStashDefine] = kStashVariable;
+  CodeWriter w;
+  seq.printHeader(w, r);
+  r.sequential.push_back(seq.printSequentialKernel(w));
+  r.chunked.push_back(chunk.printChunkKernel(w));
+  chunk.printPartialSums(w, r);
+  chunk.printFinish(w, r);
+  r.source = w.str();
+  return r;
 }
 
 }  // namespace scanforge::cuda

@@ -8,9 +8,9 @@
 //               of the chunk before published (a chained carry on ticket-ordered tiles), publishes
 //               its own end state, then rescans the chunk from the carry writing outputs and
 //               gradients.
-// A backward kernel needs the forward state before each step. A state the forward also writes as
-// an f32 output is read from that output; any other is recomputed per chunk from the forward's
-// checkpoints into a per-thread slice of shared memory, then walked in reverse.
+// A backward kernel needs the forward state before each step: recomputed per chunk from the
+// forward's checkpoints into a per-thread slice of shared memory, then walked in reverse, or read
+// back from an f32 forward output equal to it (the chunked kernel; KernelKind says which).
 #pragma once
 
 #include "runtime/cuda/PackageFormat.h"

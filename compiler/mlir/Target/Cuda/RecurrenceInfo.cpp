@@ -50,8 +50,4 @@ int RecurrenceInfo::stateIndex(llvm::StringRef name) const {
   return -1;
 }
 
-std::vector<const scan::SavedState *> RecurrenceInfo::recomputed() const {
-  return schedule ? schedule->recomputedWhenOutputsAreRead() : std::vector<const scan::SavedState *>{};
-}
-
 }  // namespace scanforge::cuda

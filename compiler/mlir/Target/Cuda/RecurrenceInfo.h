@@ -29,9 +29,6 @@ struct RecurrenceInfo {
   // Backward only: how it obtains each forward state (empty for a forward).
   const std::vector<scan::SavedState> &saved() const;
   int stateIndex(llvm::StringRef name) const;
-  // The forward states the backward recomputes from checkpoints: the kernels read a state from
-  // the forward output that equals it where there is one (BackwardSchedule), and recompute the rest.
-  std::vector<const scan::SavedState *> recomputed() const;
 };
 
 }  // namespace scanforge::cuda

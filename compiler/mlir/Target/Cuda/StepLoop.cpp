@@ -41,7 +41,7 @@ std::vector<StepLoad> stepLoads(const KernelContext &k, const StepLoop &loop) {
       loads.push_back({in.getResult(), &k.port(loop.info->inputs, in.getName()), nullptr});
     if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
       for (const scan::SavedState &s : k.info.saved())
-        if (s.state.name == saved.getName() && s.used && s.output) loads.push_back({saved.getResult(), nullptr, &s});
+        if (s.state.name == saved.getName() && s.used && !k.isRecomputed(s.state.name)) loads.push_back({saved.getResult(), nullptr, &s});
   }
   return loads;
 }

@@ -29,11 +29,4 @@ BackwardSchedule::BackwardSchedule(mlir::Operation *op) {
     }
 }
 
-std::vector<const SavedState *> BackwardSchedule::recomputedWhenOutputsAreRead() const {
-  std::vector<const SavedState *> out;
-  for (const SavedState &s : saved_)
-    if (s.used && !s.output) out.push_back(&s);
-  return out;
-}
-
 }  // namespace scanforge::scan

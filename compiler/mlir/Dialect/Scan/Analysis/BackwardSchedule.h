@@ -27,9 +27,6 @@ class BackwardSchedule {
 
   bool valid() const { return valid_; }
   const std::vector<SavedState> &saved() const { return saved_; }  // one per forward state
-  // The forward states a target that reads outputs where it can must still recompute from
-  // checkpoints (read by the backward and not kept in an output).
-  std::vector<const SavedState *> recomputedWhenOutputsAreRead() const;
 
  private:
   bool valid_ = true;
