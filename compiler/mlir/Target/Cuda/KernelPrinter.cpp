@@ -271,20 +271,62 @@ class Printer {
     // The sequential kernel stashes only beside states of one float per thread: register arrays of
     // recomputed states (the selective SSM's n) fill its shared memory and short chunks already.
     bool arrays = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) { return s->state.mask & k_.exprs.registerDims(); });
-    c.stashFloats = chunked || !arrays ? planStash(walks, k_) : 0;
+    c.stashFloats = chunked || !arrays ? planStash(walks, k_, {}) : 0;
+    if (chunked) {
+      Walks derived = c;
+      if (stashUpdateOperands(derived) && derived.stashFloats <= c.stashFloats) c = derived;
+    }
     c.stashBytes = c.stashFloats * 4 * k_.block;
     return c;
+  }
+  // A chunked tile's rescan reads the state updates' operands (a, b) from the stash, where its scan
+  // from zero stored them as it computed them, instead of computing them again from the inputs:
+  // chosen where that takes no more slots than stashing the inputs (a forward whose outputs are its
+  // states: minGRU's rescan then loads no input and evaluates no gate). Only one-float values that
+  // depend on no state: the scan from zero runs from a zero state. False when there are none.
+  bool stashUpdateOperands(Walks &c) const {
+    OpSet leaves;
+    std::map<std::string, int> slots;
+    auto dependsOnState = [&](mlir::Value v) {
+      return llvm::any_of(slice(info_.op, {v.getDefiningOp()}), [](Operation *op) {
+        return llvm::isa<scan::PrevOp, scan::SavedOp, scan::UpdateOp>(op);
+      });
+    };
+    for (Operation *op : c.full.ops) {
+      auto up = llvm::dyn_cast<scan::UpdateOp>(op);
+      if (!up) continue;
+      for (mlir::Value v : {up.getA(), up.getB()}) {
+        Operation *def = v.getDefiningOp();
+        if (!def || k_.invariant.count(def) || llvm::isa<scan::InputOp>(def) || dependsOnState(v) ||
+            k_.exprs.registerCount(k_.values.dimsOf(v)) != "1" || !llvm::is_contained(c.summary.ops, def))
+          continue;
+        leaves.insert(def);
+        slots.emplace(stashValueKey(k_.values, v), static_cast<int>(slots.size()));
+      }
+    }
+    if (leaves.empty()) return false;
+    for (StepLoop *walk : {&c.recompute, &c.summary, &c.full}) walk->stashWrites.clear(), walk->stashReads.clear();
+    for (auto &[key, slot] : slots) {
+      c.summary.stashWrites[key] = slot;
+      c.full.stashReads[key] = slot;
+    }
+    c.full.unstashedOps = c.full.ops;
+    c.full.ops = liveOps(k_.fullOps, Mode::Full, leaves);
+    std::vector<StepLoop *> walks{&c.summary, &c.full};
+    if (!c.recompute.ops.empty()) walks.insert(walks.begin(), &c.recompute);
+    c.stashFloats = planStash(walks, k_, slots);
+    return true;
   }
   // A kernel's stash (KernelContext::stashElement): every one-float step value that more than one
   // of its walks loads gets a slot; the first walk to load it stores it there, the later ones read
   // it back. Returns the floats per thread and step. Whether a plan uses it is the planner's choice
   // (Plan::stash, compiled as SF_STASH): it costs shared memory per step, which bounds the chunk
   // length and the resident blocks.
-  static int planStash(const std::vector<StepLoop *> &walks, const KernelContext &k) {
+  // `slots`: those taken already (computed values).
+  static int planStash(const std::vector<StepLoop *> &walks, const KernelContext &k, std::map<std::string, int> slots) {
     std::map<std::string, int> walksLoading;
     for (StepLoop *walk : walks)
       for (const std::string &key : scalarStepLoads(k, *walk)) ++walksLoading[key];
-    std::map<std::string, int> slots;
     for (StepLoop *walk : walks)
       for (const std::string &key : scalarStepLoads(k, *walk)) {
         if (walksLoading[key] < 2) continue;
@@ -299,6 +341,7 @@ class Printer {
     StepLoop unstashed = walk;
     unstashed.stashWrites.clear();
     unstashed.stashReads.clear();
+    if (!walk.unstashedOps.empty()) unstashed.ops = walk.unstashedOps;
     w.line("#if SF_STASH");
     print(walk);
     w.line("#else");

@@ -7,12 +7,14 @@ namespace scanforge::cuda {
 using mlir::Operation;
 using mlir::Value;
 
-OpList liveOps(const OpList &ops, Mode mode) {
+std::string stashValueKey(const ValuePrinter &values, Value v) { return "value " + values.var(v); }
+
+OpList liveOps(const OpList &ops, Mode mode, const OpSet &leaves) {
   OpSet live;
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     Operation *op = *it;
     bool sink = llvm::isa<scan::UpdateOp>(op) || (mode == Mode::Full && llvm::isa<scan::OutputOp, scan::AccumOp>(op));
-    bool used = llvm::any_of(op->getUsers(), [&](Operation *user) { return live.count(user) > 0; });
+    bool used = llvm::any_of(op->getUsers(), [&](Operation *user) { return live.count(user) > 0 && !leaves.count(user); });
     if (sink || used) live.insert(op);
   }
   OpList out;
@@ -218,8 +220,12 @@ class StepPrinter {
         if (loop_.mode == Mode::Full) printOutput(out);
       } else if (auto acc = llvm::dyn_cast<scan::AccumOp>(op)) {
         if (loop_.mode == Mode::Full) printAccumulate(acc);
+      } else if (auto read = loop_.stashReads.find(stashValueKey(vp_, op->getResult(0))); read != loop_.stashReads.end()) {
+        vp_.assign(w_, op->getResult(0), [&] { return k_.stashElement(read->second, "t - sf_lo"); });  // computed by an earlier walk
       } else {
         vp_.printMath(w_, op);
+        if (auto write = loop_.stashWrites.find(stashValueKey(vp_, op->getResult(0))); write != loop_.stashWrites.end())
+          w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + vp_.element(op->getResult(0)) + ";");
       }
     }
   }

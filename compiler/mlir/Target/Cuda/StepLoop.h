@@ -28,10 +28,17 @@ struct StepLoop {
   bool descending;
   std::string statePrefix;     // "s" for the kernel's own states, "fs" for recomputed forward states
   int batchSteps;              // steps of scalar inputs loaded together (kLoadBatchSteps, kChunkLoadBatchSteps)
-  // A chunked tile's stash (KernelContext::stashElement): the step values (scalarStepLoads) this walk stores
-  // into the stash as it loads them, and those it reads from there instead of memory, by slot.
+  // A kernel's stash (KernelContext::stashElement): the step values this walk stores into the
+  // stash as it loads (scalarStepLoads) or computes them (stashValueKey), and those it reads from
+  // there instead, by slot.
   std::map<std::string, int> stashWrites, stashReads;
+  // The ops without the stash where reading computed values from it leaves some out of `ops`
+  // (empty: the same ops).
+  OpList unstashedOps;
 };
+
+// The stash key of a value a walk computes: the same op of the recurrence in every walk that runs it.
+std::string stashValueKey(const ValuePrinter &values, mlir::Value v);
 
 // The values a step loop loads from memory at every step that are one float per thread (an
 // input's element, or a forward state read from a forward output), by stash key: what a chunked
@@ -40,7 +47,8 @@ std::vector<std::string> scalarStepLoads(const KernelContext &k, const StepLoop 
 
 // The ops a step loop must print: its sinks (state updates, and in full mode outputs and
 // gradients) and what they use; an unused read of a state or of a forward output is left out.
-OpList liveOps(const OpList &ops, Mode mode);
+// `leaves`: ops whose results the loop reads from the stash, so their operands are not needed.
+OpList liveOps(const OpList &ops, Mode mode, const OpSet &leaves = {});
 
 // Prints the loop; `collectives`: the kernel keeps every lane running for warp reductions.
 void printStepLoop(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives);
