@@ -226,16 +226,16 @@ class Printer {
   StepLoop recomputeWalk(int batchSteps) const {
     return StepLoop{&*k_.fwdValues, k_.fwd,          &k_.fwdInvariant, liveOps(k_.recomputeOps, Mode::Recompute),
                     Mode::Recompute, k_.fwd->descending, "fs",          batchSteps,
-                    {},              {}};
+                    {},              {},                 {}};
   }
   StepLoop summaryWalk(int batchSteps) const {
     return StepLoop{&k_.values,   &info_,            &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
                     Mode::Summary, info_.descending, "s",           batchSteps,
-                    {},            {}};
+                    {},            {},               {}};
   }
   StepLoop fullWalk(const std::string &prefix, int batchSteps) const {
     return StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.fullOps, Mode::Full), Mode::Full, info_.descending, prefix,
-                    batchSteps, {},      {}};
+                    batchSteps, {},      {},     {}};
   }
 
   // The forward states of chunk sf_c, recomputed from its checkpoint into shared memory.
