@@ -133,8 +133,9 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   // A kernel with a stash asks for more with $STASH = 1.
   auto sharedPerStep = [&](const std::vector<LaunchDesc> RecurrenceDesc::*strategy) {
     PlanRequest::SharedPerStep shared;
-    for (const RecurrenceDesc *rec : {&fwd_, bwd_})
-      for (const LaunchDesc &launch : rec ? rec->*strategy : std::vector<LaunchDesc>{}) {
+    for (const RecurrenceDesc *rec : {&fwd_, bwd_}) {
+      if (!rec) continue;
+      for (const LaunchDesc &launch : rec->*strategy) {
         Variables perStep = vars;
         perStep["$L"] = 1;
         perStep[kStashVariable] = 0;
@@ -143,6 +144,7 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
         shared.stashed = std::max(shared.stashed, evaluate(launch.sharedBytes, perStep));
         shared.stash = shared.stash || launch.sharedBytes.find(kStashVariable) != std::string::npos;
       }
+    }
     return shared;
   };
   request.sequentialShared = sharedPerStep(&RecurrenceDesc::sequential);

@@ -85,7 +85,7 @@ KernelContext::KernelContext(KernelKind kind, const RecurrenceInfo &info, const 
     fwdValues.emplace(forward->op, *forwardDims, exprs, "f");
     fwdInvariant = analyses.getChildAnalysis<scan::Invariants>(forward->op).ops();
     for (const scan::SavedState &s : info.saved())
-      if (s.used && (!s.output || (kind == KernelKind::Sequential && !(s.state.mask & exprs.registerDims()))))
+      if (s.used && (!s.output || (kind == KernelKind::Sequential && oneFloatPerThread(s.state))))
         recomputed.push_back(&s);
     recomputeOps = slice(forward->op, updatesOf(forward->op, [&](llvm::StringRef s) { return isRecomputed(s); }));
   }
@@ -140,7 +140,7 @@ void KernelContext::declareBuffers() {
       addBuffer(s.output->name, BufferRole::ForwardOutput, "f32", dimShape(*s.output, {"$B", "$T"}));
       addBuffer(initialOf(s.state.name), BufferRole::ForwardInitialState, "f32", dimShape(s.state, {"$B"}), true);
     }
-    if (!s.output || !(s.state.mask & exprs.registerDims()))
+    if (!s.output || oneFloatPerThread(s.state))
       addBuffer(checkpointsOf(s.state.name), BufferRole::Checkpoint, "f32", chunkShape(s.state));
   }
   for (const scan::Port &p : info.outputs) {

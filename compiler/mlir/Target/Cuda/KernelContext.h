@@ -64,6 +64,9 @@ struct KernelContext {
 
   // ---- forward states recomputed into shared memory ----
   bool isRecomputed(llvm::StringRef state) const;
+  // One float per thread and step (no register dimension): what the sequential kernel recomputes
+  // and stashes beside even where a forward output holds it.
+  bool oneFloatPerThread(const scan::Port &state) const { return !(state.mask & exprs.registerDims()); }
   bool needsRecompute(const OpList &ops) const;
   std::string recomputeFloats() const;        // per thread and step, a C expression
   std::string recomputeBytesPerStep() const;  // per block and step, a formula ("0" if none)

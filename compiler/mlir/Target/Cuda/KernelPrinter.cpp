@@ -270,7 +270,7 @@ class Printer {
     }
     // The sequential kernel stashes only beside states of one float per thread: register arrays of
     // recomputed states (the selective SSM's n) fill its shared memory and short chunks already.
-    bool arrays = llvm::any_of(k_.recomputed, [&](const scan::SavedState *s) { return s->state.mask & k_.exprs.registerDims(); });
+    bool arrays = !llvm::all_of(k_.recomputed, [&](const scan::SavedState *s) { return k_.oneFloatPerThread(s->state); });
     c.stashFloats = chunked || !arrays ? planStash(walks, k_, {}) : 0;
     if (chunked) {
       Walks derived = c;
