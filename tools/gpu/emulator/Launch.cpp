@@ -499,10 +499,8 @@ void Launch::release(Thread &t, uintptr_t address) {
     for (const std::shared_ptr<Knowledge> &part : clock.acquired) clock.own.join(*part);
     clock.acquired.clear();
   }
-  uint32_t &epoch = clock.own.blockEpochs[t.block->linear];
-  epoch = std::max(epoch, t.block->epoch);
-  uint32_t &count = clock.own.releases[t.global + 1];
-  count = std::max(count, t.releases + 1);
+  clock.own.blockEpochs.raise(t.block->linear, t.block->epoch);
+  clock.own.releases.raise(t.global + 1, t.releases + 1);
   ++t.releases;
   clock.version = ++releases_;
 }

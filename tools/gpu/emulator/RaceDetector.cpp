@@ -4,15 +4,50 @@
 
 namespace scanforge::gpu {
 
+namespace {
+
+bool keyLess(const std::pair<uint32_t, uint32_t> &entry, uint32_t key) { return entry.first < key; }
+
+}  // namespace
+
+uint32_t Clock::at(uint32_t key) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), key, keyLess);
+  return it != entries_.end() && it->first == key ? it->second : 0;
+}
+
+void Clock::raise(uint32_t key, uint32_t value) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), key, keyLess);
+  if (it != entries_.end() && it->first == key)
+    it->second = std::max(it->second, value);
+  else
+    entries_.insert(it, {key, value});
+}
+
+void Clock::join(const Clock &other) {
+  if (other.entries_.empty()) return;
+  if (entries_.empty()) {
+    entries_ = other.entries_;
+    return;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> merged;
+  merged.reserve(entries_.size() + other.entries_.size());
+  auto a = entries_.cbegin(), b = other.entries_.cbegin();
+  while (a != entries_.cend() || b != other.entries_.cend()) {
+    if (b == other.entries_.cend() || (a != entries_.cend() && a->first < b->first))
+      merged.push_back(*a++);
+    else if (a == entries_.cend() || b->first < a->first)
+      merged.push_back(*b++);
+    else {
+      merged.push_back({a->first, std::max(a->second, b->second)});
+      ++a, ++b;
+    }
+  }
+  entries_ = std::move(merged);
+}
+
 void Knowledge::join(const Knowledge &other) {
-  for (auto [block, epoch] : other.blockEpochs) {
-    uint32_t &mine = blockEpochs[block];
-    mine = std::max(mine, epoch);
-  }
-  for (auto [thread, count] : other.releases) {
-    uint32_t &mine = releases[thread];
-    mine = std::max(mine, count);
-  }
+  blockEpochs.join(other.blockEpochs);
+  releases.join(other.releases);
 }
 
 namespace {
@@ -25,10 +60,7 @@ bool ordered(const Stamp &a, const Accessor &who) {
     if (aThread / 32 == who.thread / 32 && a.epoch == who.epoch && a.warpEpoch < who.warpEpoch) return true;
   }
   if (!who.knowledge) return false;
-  auto e = who.knowledge->blockEpochs.find(aBlock);
-  if (e != who.knowledge->blockEpochs.end() && a.epoch < e->second) return true;
-  auto r = who.knowledge->releases.find(a.thread);
-  return r != who.knowledge->releases.end() && a.release < r->second;
+  return a.epoch < who.knowledge->blockEpochs.at(aBlock) || a.release < who.knowledge->releases.at(a.thread);
 }
 
 bool conflicts(const Stamp &earlier, const Stamp &later) {
