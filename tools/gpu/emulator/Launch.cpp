@@ -1,6 +1,7 @@
 #include "tools/gpu/emulator/Launch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <random>
 #include <set>
@@ -52,6 +53,7 @@ struct Thread {
 struct Warp {
   uint32_t epoch = 0;
   unsigned mask = 0, arrived = 0, op = 0, width = 32;
+  unsigned exited = 0;  // lanes that have exited
   const void *pc = nullptr;
   uint64_t values[kWarp] = {};
   int arguments[kWarp] = {};
@@ -293,6 +295,7 @@ void Launch::exited(Thread &t) {
   --b.live;
   ++progress_;
   Warp &w = b.warps[t.tid / kWarp];
+  w.exited |= 1u << t.lane;
   if (w.arrived && (w.mask >> t.lane & 1u)) {
     fail([&] {
       return where(t) + " exited while lanes " + hexMask(w.arrived) + " of its warp wait for it in " +
@@ -358,11 +361,10 @@ uint64_t Launch::collective(unsigned op, unsigned mask, uint64_t value, int argu
              " (a power of two up to 32)";
     });
   }
-  for (unsigned l = 0; l < lanes; ++l)
-    if ((mask >> l & 1u) && b.threads[(t.tid / kWarp) * kWarp + l].state == State::Exited) {
-      fail([&] { return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
-               ", but lane " + std::to_string(l) + " has exited (divergence)"; });
-    }
+  if (unsigned gone = mask & w.exited) {
+    fail([&] { return where(t) + " calls " + collectiveName(op) + " at " + line(pc) + " with mask " + hexMask(mask) +
+             ", but lane " + std::to_string(std::countr_zero(gone)) + " has exited (divergence)"; });
+  }
   if (w.arrived == 0) {
     w.mask = mask;
     w.op = op;
