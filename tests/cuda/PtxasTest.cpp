@@ -1,7 +1,9 @@
 // Every generated kernel of every model in models/, forward and backward, both directions, f32
-// and bf16, compiles with NVRTC for sm_80 and sm_90 and assembles with ptxas without spilling a
-// byte (register dimensions of 16: Mamba's state size; and linear attention's head sizes 64 and
-// 128 with the lanes the runner plans). Registers per kernel are printed.
+// and bf16, compiles with NVRTC and assembles with ptxas without spilling a byte (register
+// dimensions of 16: Mamba's state size; and linear attention's head sizes 64 and 128 with the lanes
+// the runner plans): for sm_90 (H100, the target the planner and the model are tuned for) in every
+// variant, for sm_80 (A100) in the variant that holds the most per thread (one lane, the stash on).
+// Registers per kernel are printed.
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -56,8 +58,9 @@ std::vector<KernelStats> parse(const std::string &log) {
   return out;
 }
 
-// Assembles every kernel of `rec` for sm_80 and sm_90 with these macro values; expects no spill.
-void expectNoSpills(const cuda::Nvrtc &nvrtc, const cuda::RecurrenceDesc &rec, const std::map<std::string, int64_t> &values) {
+// Assembles every kernel of `rec` for these architectures with these macro values; expects no spill.
+void expectNoSpills(const cuda::Nvrtc &nvrtc, const cuda::RecurrenceDesc &rec, const std::map<std::string, int64_t> &values,
+                    const std::vector<std::string> &archs = {"sm_80", "sm_90"}) {
   std::vector<std::string> defines;
   std::string sizes;
   for (auto &[macro, value] : values) {
@@ -67,7 +70,7 @@ void expectNoSpills(const cuda::Nvrtc &nvrtc, const cuda::RecurrenceDesc &rec, c
   std::set<std::string> kernels;
   for (const cuda::LaunchDesc &l : rec.sequential) kernels.insert(l.kernel);
   for (const cuda::LaunchDesc &l : rec.chunked) kernels.insert(l.kernel);
-  for (const std::string arch : {"sm_80", "sm_90"}) {
+  for (const std::string &arch : archs) {
     SCOPED_TRACE(rec.file + " for " + arch + sizes);
     std::string ptx;
     ASSERT_NO_THROW(ptx = nvrtc.compile(rec.source, rec.file, arch, defines, cuda::Nvrtc::Output::Ptx));
@@ -99,7 +102,10 @@ const cuda::Nvrtc *nvrtcOrNull(std::string &why) {
 class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
 
 // Register dimensions of 16, held whole by each thread (1 lane) and, for a lane dimension, also
-// dealt to 16 lanes; the kernels with and without their stash.
+// dealt to 16 lanes; the kernels with and without their stash. The register counts of sm_80 and
+// sm_90 differ by a few percent, so sm_80 is assembled once, in the variant with the most state
+// per thread, and sm_90 in all (each NVRTC compile and ptxas run of the selective SSM takes
+// seconds).
 TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   std::string why;
   const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);
@@ -112,7 +118,8 @@ TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
         std::map<std::string, int64_t> values;
         for (auto &[macro, formula] : rec.defines)
           values[macro] = formula == cuda::kLanesVariable ? lanes : formula == cuda::kStashVariable ? stash : kRegisterSize;
-        expectNoSpills(*nvrtc, rec, values);
+        bool heaviest = lanes == 1 && (stash == 1 || !rec.defines.count(cuda::kStashDefine));
+        expectNoSpills(*nvrtc, rec, values, heaviest ? std::vector<std::string>{"sm_80", "sm_90"} : std::vector<std::string>{"sm_90"});
       }
 }
 
