@@ -19,7 +19,7 @@ REVERSE = """reverse recurrence backwards_glu(m[d], v[d]; lambda[d]) -> h[d] {
   h = sigmoid(lambda) * h + m * v
 }
 """
-STEPS = 13  # split unevenly: 7+6, 5+4+4, 4+3+3+3
+STEPS = 13  # split unevenly: 7+6, 4+3+3+3
 
 
 def free_port():
@@ -105,7 +105,9 @@ def worker(rank, world, port, reverse_path):
         dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("world", [2, 3, 4])
+# Two ranks (a first and a last) and four (two middle ranks between them); each spawned process
+# imports torch, which is most of this test's time.
+@pytest.mark.parametrize("world", [2, 4])
 def test_context_parallel_equals_one_process(world, tmp_path):
     reverse = tmp_path / "backwards_glu.scan"
     reverse.write_text(REVERSE)
