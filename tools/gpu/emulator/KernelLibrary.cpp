@@ -132,16 +132,20 @@ std::unique_ptr<KernelLibrary> KernelLibrary::build(const cuda::ModuleSource &mo
   std::filesystem::path library = options.cacheDir / (key + ".so");
   if (!std::filesystem::exists(library)) {
     std::filesystem::create_directories(options.cacheDir);
+    // Written under names of this process's own and renamed into place (atomic): parallel test
+    // processes, which share the cache, may build the same library at the same time. The source keeps
+    // its name, which the compiler cache hashes.
     std::filesystem::path source = options.cacheDir / (key + ".cpp");
     std::string temp = library.string() + ".tmp." + std::to_string(::getpid());
-    std::ofstream(source) << text;
+    std::ofstream(temp + ".cpp") << text;
+    std::filesystem::rename(temp + ".cpp", source);
     int status = 0;
     std::string launch = options.launcher.empty() ? "" : options.launcher + " ";
     std::string output = run(launch + compile + " -c " + source.string() + " -o " + temp + ".o", status);
     if (status == 0) output += run(link + " " + temp + ".o -o " + temp, status);
     std::filesystem::remove(temp + ".o");
     if (status != 0) throw CudaError("the host compiler rejected the emulated " + module.name + ":\n" + output);
-    std::filesystem::rename(temp, library);  // atomic: parallel test processes may build it too
+    std::filesystem::rename(temp, library);
   }
   std::unique_ptr<KernelLibrary> lib(new KernelLibrary);
   lib->name_ = module.name;
