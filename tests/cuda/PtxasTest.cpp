@@ -102,10 +102,8 @@ const cuda::Nvrtc *nvrtcOrNull(std::string &why) {
 class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
 
 // Register dimensions of 16, held whole by each thread (1 lane) and, for a lane dimension, also
-// dealt to 16 lanes; the kernels with and without their stash. The register counts of sm_80 and
-// sm_90 differ by a few percent, so sm_80 is assembled once, in the variant with the most state
-// per thread, and sm_90 in all (each NVRTC compile and ptxas run of the selective SSM takes
-// seconds).
+// dealt to 16 lanes; the kernels with and without their stash. sm_80 only where a thread holds the
+// most (see the top of this file): each NVRTC compile and ptxas run of the selective SSM takes seconds.
 TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   std::string why;
   const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);

@@ -20,7 +20,7 @@
 namespace scanforge::gpu {
 
 // A map from a block or thread index to a count, sorted by index: a join is one merge and a copy one
-// allocation (hash maps made half of the emulator's time go to allocating nodes).
+// allocation (with hash maps, allocating and re-hashing nodes was half of the emulator's time).
 class Clock {
  public:
   uint32_t at(uint32_t key) const;  // 0 where absent
