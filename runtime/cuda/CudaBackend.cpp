@@ -23,7 +23,7 @@ class CudaModule : public LoadedModule {
     // By default dynamic and static shared memory together may not pass 48 KiB: a chunked kernel's
     // 4-byte block ticket beside a 48 KiB recompute buffer failed to launch (measured on an H200).
     // Raising the function's dynamic limit to what this launch asks for lifts that (up to the
-    // device's opt-in maximum; the planner stays within 48 KiB of dynamic memory).
+    // device's opt-in maximum, which the planner's stash plans use).
     if (c.sharedBytes > it->second.dynamicSharedAllowed) {
       driver_.check(driver_.cuFuncSetAttribute(it->second.function, kFuncAttrMaxDynamicShared, static_cast<int>(c.sharedBytes)),
                     "allowing " + std::to_string(c.sharedBytes) + " bytes of dynamic shared memory to '" + kernel + "'");
@@ -60,7 +60,7 @@ CudaBackend::CudaBackend(int ordinal, std::shared_ptr<KernelCache> cache)
   driver_.check(driver_.cuDeviceGetAttribute(&major, kAttrComputeMajor, device_), "querying " + which);
   driver_.check(driver_.cuDeviceGetAttribute(&minor, kAttrComputeMinor, device_), "querying " + which);
   driver_.check(driver_.cuDeviceGetAttribute(&sms, kAttrMultiprocessors, device_), "querying " + which);
-  driver_.check(driver_.cuDeviceGetAttribute(&shared, kAttrMaxSharedPerBlock, device_), "querying " + which);
+  driver_.check(driver_.cuDeviceGetAttribute(&shared, kAttrMaxSharedPerBlockOptin, device_), "querying " + which);
   arch_ = "sm_" + std::to_string(major) + std::to_string(minor);
   multiprocessors_ = sms;
   sharedPerBlock_ = static_cast<size_t>(shared);

@@ -16,7 +16,10 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 
 constexpr CUresult kCudaSuccess = 0;
-constexpr int kAttrMaxSharedPerBlock = 8;        // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+// The opt-in maximum (227 KiB on an H100), not CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK (8), which
+// is the 48 KiB a kernel gets without cuFuncSetAttribute: planning with that bound gave the stash
+// chunks of 9 to 15 steps on an H200 (2026-11-27), where the planner meant 16 to 32.
+constexpr int kAttrMaxSharedPerBlockOptin = 97;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 constexpr int kAttrMultiprocessors = 16;         // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 constexpr int kAttrComputeMajor = 75;            // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrComputeMinor = 76;            // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
