@@ -29,6 +29,9 @@
 // inputs beside the recomputed states, read from memory once) the best power of two from 16 to 64
 // that leaves room for kMinBlocksPerSM blocks, the stash winning a tie; otherwise L = T. Chunked,
 // L <= (sharedPerBlock - 1 KiB of static shared memory) / (recomputed and stashed bytes per step).
+// A length taken from a bound is whole batches of loads (16 steps sequential, 8 chunked) where one
+// fits, and the stash is not considered where not one batch fits: a chunk's remainder runs a slower
+// path (measured on an H200, Planner.cpp's wholeBatches).
 // Grid limits: one launch covers at most maxGridYZ (65535) batch elements (RecurrenceRunner launches a
 // larger batch in slices) and, chunked, T / L <= maxGridYZ.
 #pragma once

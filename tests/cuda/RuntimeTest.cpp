@@ -238,7 +238,33 @@ TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
   EXPECT_EQ(seq.chunks, 342);
   Plan chunked = plan(request(1, 4096, 64, 4096));
   EXPECT_EQ(chunked.strategy, Strategy::Chunked);
-  EXPECT_EQ(chunked.chunk, 12);
+  EXPECT_EQ(chunked.chunk, 8);  // whole batches of 8 loads within the bound of 12
+}
+
+// The kernels load kLoadBatchSteps steps at once (kChunkLoadBatchSteps in a chunked tile) and run a
+// chunk's remainder through a path that clamps every address. On an H200 the planner, bounded by
+// the 48 KiB default instead of the opt-in maximum, gave minGRU's stash chunks of 15 steps: every
+// step took that path (its forward, the same kernel: 1.003 ms at 15 steps, 0.860 at 48). Chunk
+// lengths from a shared-memory bound are whole batches, and the stash is left off where not one
+// batch fits.
+TEST(Planner, ChunksFromASharedMemoryBoundAreWholeBatchesOfLoads) {
+  PlanRequest r = request(64, 4096, 1024);
+  r.sharedPerBlock = 48 * 1024;              // a device read without the opt-in
+  r.sequentialShared = {1100, 3072, true};   // 44 steps of recomputed state fit 48 KiB; 15 with the stash
+  Plan p = plan(r);
+  EXPECT_EQ(p.strategy, Strategy::Sequential);
+  EXPECT_FALSE(p.stash);
+  EXPECT_EQ(p.chunk, 32);
+  r.sharedPerBlock = 227 * 1024;  // the opt-in maximum: the stash fits powers of two from 16
+  Plan optIn = plan(r);
+  EXPECT_TRUE(optIn.stash);
+  EXPECT_EQ(optIn.chunk % kLoadBatchSteps, 0) << optIn.chunk;
+  PlanRequest tiles = request(8, 16384, 1024);
+  tiles.chunkedShared = {0, 4500, true};  // the stash's bound: (48 KiB - 1 KiB) / 4500 = 10 steps
+  tiles.sharedPerBlock = 48 * 1024;
+  tiles.strategy = Strategy::Chunked;
+  tiles.stash = true;
+  EXPECT_EQ(plan(tiles).chunk, 8);
 }
 
 TEST(Planner, ForcedChoicesAndLimits) {
