@@ -3,7 +3,9 @@
 directory: ctest.xml (ctest --output-junit), bench.json and bench.md (scan-gpu-bench --json and its
 table), bench.err; with --nostash-bench-rc also bench-nostash.{json,md,err} (the same benchmark with
 the kernels' stash off); with --bf16-bench-rc also the bf16 package's bench-bf16.{json,md,err} and
-goldens-bf16.log (scan-package-run). Standard library only: the GPU machine may have nothing else."""
+goldens-bf16.log (scan-package-run); where sweep.tsv is there (step 3c: a line "N<TAB>label<TAB>exit
+code" per forced plan), each plan's bench-sweep-N.{json,md,err}. Standard library only: the GPU
+machine may have nothing else."""
 import argparse
 import datetime
 import json
@@ -51,6 +53,20 @@ def bench_section(rc, table, err):
     if rc == 77:
         return ["No GPU: nothing was measured.", "", "```", (table + err).rstrip(), "```"]
     return ["The benchmark failed:", "", "```", err.rstrip(), "```"]
+
+
+def forced_plans(logs):
+    """[{label, exit_code, result, table, stderr}] of the sweep's runs, in sweep.tsv's order."""
+    runs = []
+    for line in (read(os.path.join(logs, "sweep.tsv")) or "").splitlines():
+        fields = line.split("\t")
+        if len(fields) != 3:
+            continue
+        number, label, rc = fields
+        base = os.path.join(logs, f"bench-sweep-{number}")
+        runs.append({"label": label, "exit_code": int(rc), "result": json.loads(read(base + ".json") or "null"),
+                     "table": read(base + ".md") or "", "stderr": (read(base + ".err") or "")[-4000:]})
+    return runs
 
 
 def main():
@@ -103,6 +119,9 @@ def main():
     if bf16:
         result["bf16"] = {"goldens": {"exit_code": args.bf16_goldens_rc, "output": goldens_bf16},
                           "bench": {"exit_code": args.bf16_bench_rc, "result": bench_bf16, "stderr": bench_bf16_err}}
+    sweep = forced_plans(args.logs)
+    if sweep:
+        result["forced_plans"] = [{k: run[k] for k in ("label", "exit_code", "result", "stderr")} for run in sweep]
     with open(args.out + ".json", "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
@@ -140,6 +159,12 @@ def main():
         if args.bf16_goldens_rc not in (0, 77):
             lines += ["scan-package-run failed:", "", "```", goldens_bf16.rstrip(), "```", ""]
         lines += bench_section(args.bf16_bench_rc, bench_bf16_table, bench_bf16_err)
+    if sweep:
+        lines += ["", "## Forced plans (scan-gpu-bench --strategy --chunk --stash): the chunk lengths and the stash "
+                  "the planner chooses between, each at every case that can take it", ""]
+        for run in sweep:
+            lines += [f"### {run['label']} (exit {run['exit_code']})", ""]
+            lines += bench_section(run["exit_code"], run["table"], run["stderr"]) + [""]
     with open(args.out + ".md", "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -12,17 +12,25 @@
 #      ports, scanc --bf16-ports), after checking that package's golden vectors (scan-package-run);
 #      and on the package again with the kernels' stash off (scan-gpu-bench --stash off):
 #      the stash's gain is predicted, this measures it;
+#   3c. times minGRU and minLSTM (f32, and bf16 where there is that package) under forced plans:
+#      the chunk lengths and the stash the planner weighs, each plan at every case that can take it
+#      (the planner's choices rest on the model; these are what it chose between);
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
-# usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
+# usage: tools/gpu-validate.sh [--no-peers] [--no-sweep] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
 #   --no-peers  leave the peers out (torch.compile alone can take minutes on a short lease)
+#   --no-sweep  leave out step 3c (about a minute on an H200)
 # Exit: 0 every test passed and the benchmark ran; 1 a build, test or benchmark failure; 77 no GPU.
 set -uo pipefail
-usage() { echo "usage: tools/gpu-validate.sh [--no-peers] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]" >&2; exit 1; }
+usage() { echo "usage: tools/gpu-validate.sh [--no-peers] [--no-sweep] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]" >&2; exit 1; }
 fail() { echo "gpu-validate: error: $*" >&2; exit 1; }
 
 with_peers=1
-if [ "${1:-}" = "--no-peers" ]; then with_peers=0; shift; fi
+with_sweep=1
+while [ "${1:-}" = "--no-peers" ] || [ "${1:-}" = "--no-sweep" ]; do
+  if [ "$1" = "--no-peers" ]; then with_peers=0; else with_sweep=0; fi
+  shift
+done
 [ $# -ge 1 ] || usage
 package=$(realpath -m "$1"); shift
 report=gpu-report
@@ -109,6 +117,30 @@ if [ -f "$package/bf16/manifest.json" ]; then
   for rc in "$goldens_bf16_rc" "$bench_bf16_rc"; do [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || bf16_ok=0; done
 fi
 
+# 3c. Forced plans: bench-sweep-N.{md,json,err} and a line "N<TAB>label<TAB>exit code" each in sweep.tsv.
+rm -f "$logs"/sweep.tsv "$logs"/bench-sweep-*
+sweep_ok=1
+if [ "$with_sweep" -eq 1 ]; then
+  : >"$logs/sweep.tsv"
+  n=0
+  for dtype in f32 bf16; do
+    pkg=$package
+    [ "$dtype" = f32 ] || pkg=$package/bf16
+    [ -f "$pkg/manifest.json" ] || continue
+    for plan in "chunked 16 on" "chunked 32 on" "chunked 32 off" "chunked 64 off" "chunked 128 off" \
+                "sequential 16 on" "sequential 32 on" "sequential 64 on" "sequential 32 off" "sequential 48 off"; do
+      read -r strategy chunk stash <<<"$plan"
+      n=$((n + 1))
+      echo "gpu-validate: scan-gpu-bench $pkg (mingru, minlstm) --strategy $strategy --chunk $chunk --stash $stash" >&2
+      "$build/bin/scan-gpu-bench" "$pkg" --recurrence mingru minlstm --strategy "$strategy" --chunk "$chunk" --stash "$stash" \
+        --repeats 10 --json "$logs/bench-sweep-${n}.json" >"$logs/bench-sweep-${n}.md" 2>"$logs/bench-sweep-${n}.err"
+      rc=$?
+      printf '%s\t%s\t%s\n' "$n" "$dtype $strategy L=$chunk stash $stash" "$rc" >>"$logs/sweep.tsv"
+      [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || sweep_ok=0  # a refused plan is a row, not a failure
+    done
+  done
+fi
+
 # 4. The report.
 python3 tools/gpu-validate-report.py --package "$package" --logs "$logs" --tests-rc "$tests_rc" \
   --bench-rc "$bench_rc" --nostash-bench-rc "$nostash_rc" --peers "$peers" "${bf16_args[@]}" --out "$report" ||
@@ -118,4 +150,4 @@ if [ "$bench_rc" -eq 77 ]; then
   echo "gpu-validate: no GPU here (the GPU tests were skipped); nothing was measured" >&2
   exit 77
 fi
-[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] && [ "$nostash_rc" -eq 0 ] && [ "$bf16_ok" -eq 1 ] || exit 1
+[ "$tests_rc" -eq 0 ] && [ "$bench_rc" -eq 0 ] && [ "$nostash_rc" -eq 0 ] && [ "$bf16_ok" -eq 1 ] && [ "$sweep_ok" -eq 1 ] || exit 1

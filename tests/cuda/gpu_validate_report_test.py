@@ -3,9 +3,10 @@
 JUnit file from ctest with a passed, a failed and a skipped test, and scan-gpu-bench's JSON and
 table from the H200 run of 2026-11-25, two rows kept; bench-bf16.* and goldens-bf16.log: a made-up
 run of the bf16 package, in the tools' formats, with a failed golden; bench-nostash.*: a made-up
-run with the stash off): the report counts and lists the tests, shows the failed test's output,
-carries the benchmark's table and every row into the JSON, says where the kernels came from, and
-adds the bf16 package's and the stash-off run's sections only when asked.
+run with the stash off; gpu-validate-sweep/: a made-up sweep of forced plans, one with a refused
+case, one failed): the report counts and lists the tests, shows the failed test's output, carries the
+benchmark's table and every row into the JSON, says where the kernels came from, and adds the bf16
+package's, the stash-off run's and the forced plans' sections only when asked or present.
 usage: gpu_validate_report_test.py REPORT_SCRIPT LOGS_DIR WORK_DIR"""
 import json
 import os
@@ -70,6 +71,28 @@ def main():
     assert md.index("| mingru | f32 |") < md.index("| mingru | bf16 |"), md
     assert report["bf16"]["goldens"]["exit_code"] == 1, report["bf16"]
     assert [r["dtype"] for r in report["bf16"]["bench"]["result"]["rows"]] == ["bf16", "bf16"], report["bf16"]
+    assert "## Forced plans" not in md and "forced_plans" not in report, md
+
+    # Step 3c's sweep (gpu-validate-sweep/, beside the logs): sweep.tsv names each forced plan's
+    # files and exit code; the first has a refused case, the second failed.
+    sweep_logs = os.path.join(work, "logs")
+    shutil.copytree(logs, sweep_logs)
+    sweep = os.path.join(os.path.dirname(os.path.abspath(logs)), "gpu-validate-sweep")
+    for name in os.listdir(sweep):
+        shutil.copy(os.path.join(sweep, name), sweep_logs)
+    subprocess.run([sys.executable, script, "--package", package, "--logs", sweep_logs, "--tests-rc", "0", "--bench-rc", "0",
+                    "--peers", "run", "--out", out], check=True)
+    with open(out + ".md") as f, open(out + ".json") as j:
+        md, report = f.read(), json.load(j)
+    assert "## Forced plans (scan-gpu-bench --strategy --chunk --stash)" in md, md
+    assert "### f32 chunked L=32 stash on (exit 0)" in md and "### bf16 sequential L=64 stash on (exit 1)" in md, md
+    assert "| minlstm | – | B=64 T=4096 d=1024 | refused: minlstm: chunk length 32" in md, md
+    assert "launching sf_mingru_seq: out of memory" in md, md
+    assert md.index("## scan-gpu-bench") < md.index("## Forced plans"), md
+    runs = report["forced_plans"]
+    assert [(r["label"], r["exit_code"]) for r in runs] == [("f32 chunked L=32 stash on", 0), ("bf16 sequential L=64 stash on", 1)], runs
+    assert runs[0]["result"]["rows"][1]["refused"].startswith("minlstm: chunk length 32"), runs[0]
+    assert runs[1]["result"] is None and "out of memory" in runs[1]["stderr"], runs[1]
     print("gpu-validate report: passed")
 
 

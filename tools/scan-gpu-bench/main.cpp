@@ -146,6 +146,7 @@ std::vector<Case> defaultCases(const KernelPackage &package, const std::vector<s
 struct Timing {
   std::string recurrence, dtype, shape, plan;
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
+  std::string refused;  // why a forced plan cannot run at this case (nothing timed)
 };
 
 Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats,
@@ -290,7 +291,15 @@ int run(int argc, char **argv) {
   double copy = util.copyBandwidth(size_t{1} << 30, repeats);
   std::vector<Timing> timings;
   for (const Case &c : cases) {
-    timings.push_back(timeCase(*gpu, util, package, c, repeats, forced));
+    try {
+      timings.push_back(timeCase(*gpu, util, package, c, repeats, forced));
+    } catch (const PlanRefused &e) {
+      // A forced plan that one case's shapes cannot take (a chunk past its shared-memory bound) is
+      // that case's row, so that a sweep of plans times every case that can take it.
+      if (!forced.any()) throw;
+      timings.push_back({c.recurrence, "–", c.shape.describe(), "–"});
+      timings.back().refused = e.what();
+    }
     std::fprintf(stderr, "timed %s %s\n", c.recurrence.c_str(), c.shape.describe().c_str());
   }
   nlohmann::json peerTimes = peers ? runPeers(python, std::string(SCANFORGE_SOURCE_DIR) + "/tools/scan-gpu-bench/peers.py",
@@ -304,6 +313,11 @@ int run(int argc, char **argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const Timing &t : timings) {
+    if (!t.refused.empty()) {
+      std::printf("| %s | – | %s | refused: %s | – | – | – | – | – | – |\n", t.recurrence.c_str(), t.shape.c_str(), t.refused.c_str());
+      rows.push_back({{"recurrence", t.recurrence}, {"shape", t.shape}, {"refused", t.refused}});
+      continue;
+    }
     auto row = [&](const char *pass, double ms, double bytes) {
       double gbs = bytes / (ms * 1e6);
       std::string key = scanforge::tools::resultKey(t.recurrence, t.shape, pass);
