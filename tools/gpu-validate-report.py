@@ -72,6 +72,7 @@ def forced_plans(logs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--package", required=True)
+    parser.add_argument("--predictions", help="the model's predictions the benchmark printed (default: PACKAGE/predictions.json)")
     parser.add_argument("--logs", required=True)
     parser.add_argument("--tests-rc", type=int, required=True)
     parser.add_argument("--bench-rc", type=int, required=True)
@@ -92,7 +93,7 @@ def main():
     bench = json.loads(read(os.path.join(args.logs, "bench.json")) or "null")
     bench_table = read(os.path.join(args.logs, "bench.md")) or ""
     bench_err = (read(os.path.join(args.logs, "bench.err")) or "")[-4000:]
-    predictions = os.path.join(args.package, "predictions.json")
+    predictions = args.predictions or os.path.join(args.package, "predictions.json")
     if nostash:
         bench_nostash = json.loads(read(os.path.join(args.logs, "bench-nostash.json")) or "null")
         bench_nostash_table = read(os.path.join(args.logs, "bench-nostash.md")) or ""

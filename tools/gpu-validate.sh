@@ -6,7 +6,8 @@
 #      against PACKAGE_DIR/deps when it is there (GoogleTest is built from its sources once);
 #   2. runs the tests labelled gpu: the driver smoke test, the package's golden vectors, the
 #      benchmark's smoke;
-#   3. runs scan-gpu-bench on the package with the model's predictions and, where PyTorch sees the
+#   3. runs scan-gpu-bench on the package with the model's predictions (PACKAGE/predictions-h200.json
+#      on an H200, else predictions.json, the H100's) and, where PyTorch sees the
 #      GPU, the peers (tools/scan-gpu-bench/peers.py; layout conversions timed on their own); and,
 #      when the package has one, on its bf16 package PACKAGE_DIR/bf16 (the same models with bf16
 #      ports, scanc --bf16-ports), after checking that package's golden vectors (scan-package-run);
@@ -80,9 +81,19 @@ echo "gpu-validate: ctest -L '^gpu$'" >&2  # the label gpu exactly, not gpu-mode
 ctest --test-dir "$build" -L '^gpu$' --output-on-failure --output-junit "$PWD/$logs/ctest.xml" >"$logs/ctest.log" 2>&1
 tests_rc=$?
 
-# 3. The benchmark, with the model's predictions and the peers where PyTorch sees a GPU.
+# 3. The benchmark, with the model's predictions and the peers where PyTorch sees a GPU. The
+# predictions for this GPU where the model knows it (predictions-h200.json on an H200), else the H100's.
+predictions_for() {
+  local dir=$1
+  if nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H200 && [ -f "$dir/predictions-h200.json" ]; then
+    echo "$dir/predictions-h200.json"
+  elif [ -f "$dir/predictions.json" ]; then
+    echo "$dir/predictions.json"
+  fi
+}
 bench_args=("$package" --json "$logs/bench.json")
-[ -f "$package/predictions.json" ] && bench_args+=(--predictions "$package/predictions.json")
+predictions=$(predictions_for "$package")
+[ -n "$predictions" ] && bench_args+=(--predictions "$predictions")
 peers="not run: PyTorch with CUDA not found by python3"
 if [ "$with_peers" -eq 0 ]; then
   peers="not run (--no-peers)"
@@ -109,7 +120,8 @@ if [ -f "$package/bf16/manifest.json" ]; then
   "$build/bin/scan-package-run" "$package/bf16" >"$logs/goldens-bf16.log" 2>&1
   goldens_bf16_rc=$?
   bf16_bench=("$package/bf16" --json "$logs/bench-bf16.json")
-  [ -f "$package/bf16/predictions.json" ] && bf16_bench+=(--predictions "$package/bf16/predictions.json")
+  bf16_predictions=$(predictions_for "$package/bf16")
+  [ -n "$bf16_predictions" ] && bf16_bench+=(--predictions "$bf16_predictions")
   echo "gpu-validate: scan-gpu-bench ${bf16_bench[*]}" >&2
   "$build/bin/scan-gpu-bench" "${bf16_bench[@]}" >"$logs/bench-bf16.md" 2>"$logs/bench-bf16.err"
   bench_bf16_rc=$?
@@ -142,7 +154,7 @@ if [ "$with_sweep" -eq 1 ]; then
 fi
 
 # 4. The report.
-python3 tools/gpu-validate-report.py --package "$package" --logs "$logs" --tests-rc "$tests_rc" \
+python3 tools/gpu-validate-report.py --package "$package" --predictions "${predictions:-none}" --logs "$logs" --tests-rc "$tests_rc" \
   --bench-rc "$bench_rc" --nostash-bench-rc "$nostash_rc" --peers "$peers" "${bf16_args[@]}" --out "$report" ||
   fail "writing the report failed"
 echo "gpu-validate: wrote ${report}.md and ${report}.json" >&2

@@ -4,7 +4,8 @@
 #   OUT_DIR/            the kernel package of models/*.scan with its golden vectors
 #   OUT_DIR/source-commit      the commit the kernels were generated from
 #   OUT_DIR/predictions.json   the performance model's prediction for every case scan-gpu-bench
-#                              times (its --list-cases), from scanc --gpu-model --predictions
+#                              times (its --list-cases), from scanc --gpu-model --predictions, for
+#                              an H100; predictions-h200.json the same for an H200 (--gpu h200)
 #   OUT_DIR/bf16/       minGRU and minLSTM with every port stored as bf16 (scanc --bf16-ports): a
 #                       package of its own (the recurrences keep their names), with its goldens,
 #                       source-commit and predictions.json
@@ -33,16 +34,20 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 echo "$commit" >"$out/source-commit"
 
-# The model's prediction for each case the benchmark times (same cases, same shapes, same keys).
+# The model's prediction for each case the benchmark times (same cases, same shapes, same keys), for
+# each GPU the model knows: predictions.json (H100) and predictions-h200.json.
 # usage: predict PACKAGE [SCANC_OPTION...]
 predict() {
   local package=$1
   shift
-  rm -f "$package/predictions.json"
-  "$build/bin/scan-gpu-bench" "$package" --list-cases | while read -r recurrence shape; do
-    echo "package-for-gpu: predicting $recurrence at $shape $*" >&2
-    "$build/bin/scanc" "$@" --gpu-model "models/$recurrence.scan" --shape "$shape" \
-      --predictions "$package/predictions.json" >/dev/null
+  for gpu in h100 h200; do
+    local file=$package/predictions.json
+    [ "$gpu" = h100 ] || file=$package/predictions-$gpu.json
+    rm -f "$file"
+    "$build/bin/scan-gpu-bench" "$package" --list-cases | while read -r recurrence shape; do
+      echo "package-for-gpu: predicting $recurrence at $shape on $gpu $*" >&2
+      "$build/bin/scanc" "$@" --gpu "$gpu" --gpu-model "models/$recurrence.scan" --shape "$shape" --predictions "$file" >/dev/null
+    done
   done
 }
 predict "$out"

@@ -39,9 +39,29 @@ const DeviceSpec &h100() {
   return spec;
 }
 
+const DeviceSpec &h200() {
+  static const DeviceSpec spec = [] {
+    DeviceSpec s = h100();  // the same SMs, clocks and limits
+    s.name = "H200 SXM";
+    // scan-gpu-bench's 1 GiB device-to-device copy on H200s lent here: 3.84-3.89 TB/s on
+    // 2026-11-25, 2026-11-26 and 2026-11-27 (docs/benchmarks.md).
+    s.copyBandwidth = 3.87e12;
+    s.l2Bytes = 60u << 20;  // as PyTorch reports it there (50 MB on the H100)
+    // Memory latency: the H100's 650 ns, assumed (HBM3e, not measured here).
+    return s;
+  }();
+  return spec;
+}
+
 const DeviceSpec &deviceSpec(const std::string &arch) {
   if (arch == h100().arch) return h100();
   throw std::invalid_argument("no GPU model for architecture '" + arch + "' (known: sm_90, the H100)");
+}
+
+const DeviceSpec &deviceSpecNamed(const std::string &name) {
+  if (name == "h100") return h100();
+  if (name == "h200") return h200();
+  throw std::invalid_argument("no GPU model named '" + name + "' (known: h100, h200)");
 }
 
 }  // namespace scanforge::cuda

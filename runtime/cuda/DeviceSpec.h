@@ -40,7 +40,14 @@ struct DeviceSpec {
 // a copy bandwidth of 2.85 TB/s measured on an H100, 2026-11-22.
 const DeviceSpec &h100();
 
+// The H200 SXM: an H100's SMs with HBM3e, a copy bandwidth of 3.87 TB/s measured on H200s lent
+// here (2026-11-25 to 27) and 60 MB of L2; its memory latency is assumed the H100's. The GPU most
+// measurements here were made on, so that predictions and measurements compare on one device.
+const DeviceSpec &h200();
+
 // The spec for `arch`; throws std::invalid_argument naming the known architectures.
 const DeviceSpec &deviceSpec(const std::string &arch);
+// The spec named "h100" or "h200"; throws std::invalid_argument naming the known ones.
+const DeviceSpec &deviceSpecNamed(const std::string &name);
 
 }  // namespace scanforge::cuda

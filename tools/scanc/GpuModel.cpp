@@ -240,12 +240,14 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
 
 }  // namespace
 
-int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch, const std::string &predictions,
-             const ForcedPlan &forced, const CompileOptions &compile) {
+int gpuModel(const std::string &path, const std::string &shapeText, const std::string &arch, const std::string &gpuName,
+             const std::string &predictions, const ForcedPlan &forced, const CompileOptions &compile) {
   const gpu::DeviceSpec *device = nullptr;
   cuda::Shape full;
   try {
-    device = &gpu::deviceSpec(arch);
+    device = &cuda::deviceSpecNamed(gpuName);
+    if (device->arch != gpu::deviceSpec(arch).arch)
+      throw std::invalid_argument("--gpu " + gpuName + " is " + device->arch + ", not --arch " + arch);
     std::map<std::string, int64_t> sizes = scanc::parseShape(shapeText);
     full = {sizes.at("b"), sizes.at("t"), {}};
     for (auto &[name, size] : sizes)

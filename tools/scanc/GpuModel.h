@@ -15,8 +15,9 @@
 namespace scanforge::tools {
 
 // Returns scanc's exit code: 0, 1 for a user error (bad shape or arch, missing tools), 2 for a bug.
+// `gpu`: the device predicted for, "h100" or "h200" (cuda::deviceSpecNamed), of architecture `arch`.
 // `forced`: the plan to predict instead of the planner's (--strategy, --chunk, --lanes).
-int gpuModel(const std::string &path, const std::string &shape, const std::string &arch, const std::string &predictions,
-             const ForcedPlan &forced, const CompileOptions &compile);
+int gpuModel(const std::string &path, const std::string &shape, const std::string &arch, const std::string &gpu,
+             const std::string &predictions, const ForcedPlan &forced, const CompileOptions &compile);
 
 }  // namespace scanforge::tools

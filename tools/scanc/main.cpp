@@ -200,6 +200,8 @@ int run(int argc, char **argv) {
                                         "predict FILE's kernels on a GPU (--arch, default sm_90) at --shape, without one")
                              ->check(CLI::ExistingFile);
   app.add_option("--shape", gpuModelShape, "sizes for --gpu-model, e.g. b=64,t=4096,d=1024")->needs(gpuModelOption);
+  std::string gpuName = "h100";
+  app.add_option("--gpu", gpuName, "the GPU --gpu-model predicts for: h100 (default) or h200")->needs(gpuModelOption);
   std::string predictionsFile;
   app.add_option("--predictions", predictionsFile,
                  "also add --gpu-model's per-call predictions to this JSON file (scan-gpu-bench --predictions reads it)")
@@ -248,7 +250,7 @@ int run(int argc, char **argv) {
     try {
       tools::ForcedPlan forced = forcedOptions.forced();
       forced.refusePredictions(predictionsFile);
-      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, predictionsFile, forced, compile);
+      return tools::gpuModel(gpuModelFile, gpuModelShape, cudaOptions.arch, gpuName, predictionsFile, forced, compile);
     } catch (const cuda::CudaError &e) {
       std::cerr << "scanc: error: " << e.what() << "\n";
       return kUserError;

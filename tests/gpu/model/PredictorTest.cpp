@@ -74,6 +74,27 @@ TEST(Predictor, ManyWarpsAreMemoryBound) {
   EXPECT_DOUBLE_EQ(strided.sectorEfficiency, 0.125);
 }
 
+// The H200: the H100's SMs with more copy bandwidth. A memory-bound stream takes the bandwidths'
+// ratio of the time; a latency-bound one (one warp per scheduler) takes the same time, a smaller
+// fraction of the larger copy.
+TEST(Predictor, TheH200MovesBytesFasterAtTheSameLatency) {
+  const DeviceSpec &h = cuda::h200();
+  EXPECT_EQ(h.arch, "sm_90");
+  EXPECT_EQ(h.multiprocessors, h100().multiprocessors);
+  EXPECT_EQ(&cuda::deviceSpecNamed("h200"), &h);
+  EXPECT_EQ(&cuda::deviceSpecNamed("h100"), &h100());
+  EXPECT_THROW(cuda::deviceSpecNamed("a100"), std::invalid_argument);
+  const double n = 64.0 * 4096 * 1024;
+  KernelPrediction on100 = predictKernel(h100(), scalarKernel(100, 16, 32), grid(512, 128), stream(n, 4));
+  KernelPrediction on200 = predictKernel(h, scalarKernel(100, 16, 32), grid(512, 128), stream(n, 4));
+  EXPECT_STREQ(on200.bound, "memory");
+  EXPECT_DOUBLE_EQ(on200.memorySeconds / on100.memorySeconds, h100().copyBandwidth / h.copyBandwidth);
+  KernelPrediction alone100 = predictKernel(h100(), scalarKernel(400, 16, 32), grid(132 * 4, 32), stream(132 * 4 * 32 * 4096.0, 4));
+  KernelPrediction alone200 = predictKernel(h, scalarKernel(400, 16, 32), grid(132 * 4, 32), stream(132 * 4 * 32 * 4096.0, 4));
+  EXPECT_STREQ(alone200.bound, "latency");
+  EXPECT_DOUBLE_EQ(alone200.seconds, alone100.seconds);
+}
+
 // A loop that reads four floats per step from shared memory (recomputed states): the iterations count
 // shared bytes too, so a carry's global reads outside the loop (here as many bytes as the loop's
 // own global traffic) do not pass for iterations.
