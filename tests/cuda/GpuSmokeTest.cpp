@@ -84,7 +84,9 @@ extern "C" __global__ void ticket_and_buffer(float *out, int n) {
 TEST(GpuSmoke, FullDynamicSharedMemoryBesideStaticSharedMemory) {
   CudaBackend gpu;
   std::unique_ptr<LoadedModule> module = gpu.load({"ticket.cu", kTicketAndBuffer, {}, {{"ticket_and_buffer", 2}}});
-  if (std::stoi(gpu.arch().substr(3)) >= 70) EXPECT_GT(gpu.sharedBytesPerBlock(), 48u * 1024) << gpu.describe() << ": not the opt-in maximum";
+  if (std::stoi(gpu.arch().substr(3)) >= 70) {
+    EXPECT_GT(gpu.sharedBytesPerBlock(), 48u * 1024) << gpu.describe() << ": not the opt-in maximum";
+  }
   const int n = static_cast<int>((gpu.sharedBytesPerBlock() - kStaticSharedReserve) / 4), blocks = 3;
   DeviceBuffer out(gpu, blocks * sizeof(float));
   DevicePtr ptr = out.get();

@@ -146,7 +146,7 @@ std::vector<Case> defaultCases(const KernelPackage &package, const std::vector<s
 struct Timing {
   std::string recurrence, dtype, shape, plan;
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
-  std::string refused;  // why a forced plan cannot run at this case (nothing timed)
+  std::string refused = "";  // why a forced plan cannot run at this case (nothing timed)
 };
 
 Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package, const Case &c, int repeats,
