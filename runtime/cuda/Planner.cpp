@@ -132,10 +132,10 @@ Plan plan(const PlanRequest &r) {
         ++bound;
       longestBound = std::max(longestBound, bound);
       if (bound < 1) continue;
-      // Whole batches of loads (kLoadBatchSteps) in every chunk; with the stash, powers of two, and
-      // none where not one batch fits (its chunks would run every step through the remainder's path).
+      // Whole batches of loads in every chunk; with the stash, powers of two from kMinChunk, and no
+      // stash where those do not fit (its chunks would run every step through the remainder's path).
       if (stash && !r.chunk && bound < kMinChunk) continue;
-      std::vector<int64_t> lengths{r.chunk ? *r.chunk : wholeBatches(std::min(kSequentialChunk, bound), kLoadBatchSteps)};
+      std::vector<int64_t> lengths{r.chunk ? *r.chunk : wholeBatches(std::min(kSequentialChunk, bound), r.sequentialBatch)};
       if (stash && !r.chunk) {
         lengths.clear();
         for (int64_t l = kMinChunk; l <= std::min(kSequentialChunk, bound); l *= 2) lengths.push_back(l);
@@ -150,7 +150,7 @@ Plan plan(const PlanRequest &r) {
     if (!fastest && r.strategy == Strategy::Sequential && r.chunk) throw tooLong(*r.chunk, longestBound);
     // A forced stash that does not fit: the kernels read memory instead.
     sequential = fastest ? *fastest
-                         : withChunk(Strategy::Sequential, r.chunk ? std::min(*r.chunk, sequentialMax) : wholeBatches(std::min(kSequentialChunk, sequentialMax), kLoadBatchSteps), false);
+                         : withChunk(Strategy::Sequential, r.chunk ? std::min(*r.chunk, sequentialMax) : wholeBatches(std::min(kSequentialChunk, sequentialMax), r.sequentialBatch), false);
   } else if (r.strategy == Strategy::Sequential && r.chunk && *r.chunk > sequentialMax) {
     throw tooLong(*r.chunk, sequentialMax);
   }
@@ -192,8 +192,8 @@ Plan plan(const PlanRequest &r) {
       if (!best || t < bestSeconds) best = p, bestSeconds = t;
       continue;
     }
-    // Up to all of T, or to whole batches of loads (kChunkLoadBatchSteps) within the bound.
-    int64_t top = longest == r.steps ? longest : std::max(wholeBatches(longest, kChunkLoadBatchSteps), fewest);
+    // Up to all of T, or to whole batches of loads within the bound.
+    int64_t top = longest == r.steps ? longest : std::max(wholeBatches(longest, r.chunkedBatch), fewest);
     for (int64_t chunk = std::max(std::min(kMinChunk, top), fewest); chunk <= top; chunk *= 2) consider(chunk);
     consider(top);
     if (!best && r.strategy == Strategy::Chunked) best = withChunk(Strategy::Chunked, longest, stash);

@@ -231,14 +231,19 @@ TEST(Planner, CheckpointsCountPerChunk) {
 }
 
 TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
-  // 64 threads * 16 floats * 4 bytes = 4 KiB per step: at most 12 steps in 48 KiB.
-  Plan seq = plan(request(64, 4096, 4096, 4096));
+  // 64 threads * 16 floats * 4 bytes = 4 KiB per step: at most 12 steps in 48 KiB. Register arrays
+  // of 16 floats, loaded a step at a time: every length is whole batches.
+  PlanRequest seqRequest = request(64, 4096, 4096, 4096), chunkedRequest = request(1, 4096, 64, 4096);
+  for (PlanRequest *r : {&seqRequest, &chunkedRequest}) r->sequentialBatch = r->chunkedBatch = 1;
+  Plan seq = plan(seqRequest);
   EXPECT_EQ(seq.strategy, Strategy::Sequential);
   EXPECT_EQ(seq.chunk, 12);
   EXPECT_EQ(seq.chunks, 342);
-  Plan chunked = plan(request(1, 4096, 64, 4096));
+  Plan chunked = plan(chunkedRequest);
   EXPECT_EQ(chunked.strategy, Strategy::Chunked);
-  EXPECT_EQ(chunked.chunk, 8);  // whole batches of 8 loads within the bound of 12
+  EXPECT_EQ(chunked.chunk, 12);
+  chunkedRequest.chunkedBatch = kChunkLoadBatchSteps;  // scalar loads in batches of 8
+  EXPECT_EQ(plan(chunkedRequest).chunk, 8);
 }
 
 // The kernels load kLoadBatchSteps steps at once (kChunkLoadBatchSteps in a chunked tile) and run a
