@@ -154,7 +154,9 @@ if [ "$with_sweep" -eq 1 ]; then
 fi
 
 # 4. The report.
-python3 tools/gpu-validate-report.py --package "$package" --predictions "${predictions:-none}" --logs "$logs" --tests-rc "$tests_rc" \
+report_args=()
+[ -n "$predictions" ] && report_args+=(--predictions "$predictions")
+python3 tools/gpu-validate-report.py --package "$package" "${report_args[@]}" --logs "$logs" --tests-rc "$tests_rc" \
   --bench-rc "$bench_rc" --nostash-bench-rc "$nostash_rc" --peers "$peers" "${bf16_args[@]}" --out "$report" ||
   fail "writing the report failed"
 echo "gpu-validate: wrote ${report}.md and ${report}.json" >&2

@@ -116,6 +116,8 @@ Plan plan(const PlanRequest &r) {
   };
   int64_t stashBudget = r.sharedPerBlock - kStaticSharedReserve;
   int64_t sequentialMax = chunkBound(r.sequentialShared.plain, kSharedBudget, "recomputed state");
+  // The sequential chunk without the stash, where none is forced: whole batches within the bound.
+  int64_t unstashedChunk = wholeBatches(std::min(kSequentialChunk, sequentialMax), r.sequentialBatch);
   Plan sequential = withChunk(Strategy::Sequential, r.chunk ? *r.chunk : r.steps, false);
   if (r.sequentialShared.plain > 0) {
     std::optional<Plan> fastest;
@@ -135,7 +137,7 @@ Plan plan(const PlanRequest &r) {
       // Whole batches of loads in every chunk; with the stash, powers of two from kMinChunk, and no
       // stash where those do not fit (its chunks would run every step through the remainder's path).
       if (stash && !r.chunk && bound < kMinChunk) continue;
-      std::vector<int64_t> lengths{r.chunk ? *r.chunk : wholeBatches(std::min(kSequentialChunk, bound), r.sequentialBatch)};
+      std::vector<int64_t> lengths{r.chunk ? *r.chunk : unstashedChunk};
       if (stash && !r.chunk) {
         lengths.clear();
         for (int64_t l = kMinChunk; l <= std::min(kSequentialChunk, bound); l *= 2) lengths.push_back(l);
@@ -149,8 +151,7 @@ Plan plan(const PlanRequest &r) {
     }
     if (!fastest && r.strategy == Strategy::Sequential && r.chunk) throw tooLong(*r.chunk, longestBound);
     // A forced stash that does not fit: the kernels read memory instead.
-    sequential = fastest ? *fastest
-                         : withChunk(Strategy::Sequential, r.chunk ? std::min(*r.chunk, sequentialMax) : wholeBatches(std::min(kSequentialChunk, sequentialMax), r.sequentialBatch), false);
+    sequential = fastest ? *fastest : withChunk(Strategy::Sequential, r.chunk ? std::min(*r.chunk, sequentialMax) : unstashedChunk, false);
   } else if (r.strategy == Strategy::Sequential && r.chunk && *r.chunk > sequentialMax) {
     throw tooLong(*r.chunk, sequentialMax);
   }

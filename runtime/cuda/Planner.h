@@ -29,8 +29,8 @@
 // inputs beside the recomputed states, read from memory once) the best power of two from 16 to 64
 // that leaves room for kMinBlocksPerSM blocks, the stash winning a tie; otherwise L = T. Chunked,
 // L <= (sharedPerBlock - 1 KiB of static shared memory) / (recomputed and stashed bytes per step).
-// A length taken from a bound is whole batches of loads (16 steps sequential, 8 chunked; 1 with
-// register arrays) where one fits, and the sequential stash is not considered where not 16 steps
+// A length taken from a bound is whole batches of loads (16 steps sequential, 8 chunked; not
+// rounded with register arrays) where one fits, and the sequential stash is not considered where not 16 steps
 // fit: a chunk's remainder runs a slower path (measured on an H200, Planner.cpp's wholeBatches).
 // Grid limits: one launch covers at most maxGridYZ (65535) batch elements (RecurrenceRunner launches a
 // larger batch in slices) and, chunked, T / L <= maxGridYZ.
@@ -94,8 +94,10 @@ struct PlanRequest {
   int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
   int chainGroup = kChainGroup;  // chunks per carry group of the chunked kernel (its manifest's chain_group)
   // Steps the kernels' step loops load together, sequential and chunked: a chunk length taken from
-  // a shared-memory bound is whole batches of them. 1 where threads load whole register arrays a
-  // step at a time (RecurrenceRunner: a recurrence with register dimensions).
+  // a shared-memory bound is whole batches of them. 1 (no rounding) for a recurrence with register
+  // dimensions (RecurrenceRunner), whose batches depend on the share of the arrays a thread holds
+  // (the step loop's sf_batch: a step at a time with whole arrays). The cost model's latency term
+  // keeps kLoadBatchSteps and kChunkLoadBatchSteps for every kernel.
   int64_t sequentialBatch = kLoadBatchSteps, chunkedBatch = kChunkLoadBatchSteps;
   // Forced choices (tests, benchmarks); the chunk must still fit the shared-memory bound.
   std::optional<Strategy> strategy;

@@ -147,7 +147,7 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
     }
     return shared;
   };
-  if (!fwd_.registerDims.empty()) request.sequentialBatch = request.chunkedBatch = 1;  // a step at a time
+  if (!fwd_.registerDims.empty()) request.sequentialBatch = request.chunkedBatch = 1;  // batches by lane count: not rounded
   request.sequentialShared = sharedPerStep(&RecurrenceDesc::sequential);
   request.chunkedShared = sharedPerStep(&RecurrenceDesc::chunked);
   request.sharedPerBlock = static_cast<int64_t>(device_.sharedBytesPerBlock());

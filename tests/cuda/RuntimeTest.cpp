@@ -232,7 +232,7 @@ TEST(Planner, CheckpointsCountPerChunk) {
 
 TEST(Planner, RecomputationBoundsTheChunkBySharedMemory) {
   // 64 threads * 16 floats * 4 bytes = 4 KiB per step: at most 12 steps in 48 KiB. Register arrays
-  // of 16 floats, loaded a step at a time: every length is whole batches.
+  // of 16 floats, held whole and loaded a step at a time: lengths are not rounded.
   PlanRequest seqRequest = request(64, 4096, 4096, 4096), chunkedRequest = request(1, 4096, 64, 4096);
   for (PlanRequest *r : {&seqRequest, &chunkedRequest}) r->sequentialBatch = r->chunkedBatch = 1;
   Plan seq = plan(seqRequest);
