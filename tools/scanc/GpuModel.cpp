@@ -174,6 +174,8 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
                                " warp instructions per byte, " + std::to_string(s.loop->loadWaits) +
                                " waits on its own loads"
                          : std::string("none (straight-line kernel)"))
+              << "\n    executes: " << format("%.0f", p.instructionsPerWarp)
+              << " warp instructions per warp, every basic block as often as its lines' traffic says"
               << "\n    occupancy: " << p.occupancy.blocksPerSm << " blocks/SM (limited by " << p.occupancy.limitedBy
               << "), " << p.residentWarpsPerSm << " warps resident on the busiest SM, " << format("%.2f", p.waves)
               << " waves\n"

@@ -10,8 +10,8 @@
 namespace scanforge::gpu {
 namespace {
 
-// A scalar kernel: one 4-byte load and one 4-byte store per step, `instructions` per iteration of
-// `steps` steps.
+// A scalar kernel: one 4-byte load (line 1) and one 4-byte store (line 2) per step, `instructions`
+// per iteration of `steps` steps; blocks: an empty entry and the loop.
 KernelSass scalarKernel(unsigned instructions, unsigned steps, unsigned registers) {
   KernelSass s;
   s.kernel = "k";
@@ -20,18 +20,21 @@ KernelSass scalarKernel(unsigned instructions, unsigned steps, unsigned register
   loop.instructions = instructions;
   loop.globalLoadBytes = 4 * steps;
   loop.globalStoreBytes = 4 * steps;
+  loop.loadWaits = 1;
   s.loop = loop;
   s.all = loop;
+  s.blocks = {BlockFacts{}, BlockFacts{loop, 0, 1, {{{"k.cu:1", false, false}, steps}, {{"k.cu:2", true, false}, steps}}}};
   return s;
 }
 
-// B*T*D elements read and written once; `sectorsPerRequest` 4 when coalesced.
+// B*T*D elements read (line 1) and written (line 2) once; `sectorsPerRequest` 4 when coalesced.
 KernelTraffic stream(double elements, uint64_t sectorsPerRequest) {
   KernelTraffic t;
   t.kernel = "k";
   auto requests = static_cast<uint64_t>(elements / 32);
   for (bool store : {false, true}) {
     InstructionTraffic i;
+    i.site = store ? "k.cu:2" : "k.cu:1";
     i.store = store;
     i.bytesPerLane = 4;
     i.requests = requests;
@@ -60,8 +63,8 @@ TEST(Predictor, ManyWarpsAreMemoryBound) {
   EXPECT_DOUBLE_EQ(p.seconds, p.memorySeconds + d.launchOverhead);
   EXPECT_DOUBLE_EQ(p.sectorsPerRequest, 4);
   EXPECT_DOUBLE_EQ(p.sectorEfficiency, 1);
-  // 4096 steps / 16 per iteration; 4 blocks of 4 warps on the busiest SM.
-  EXPECT_DOUBLE_EQ(p.iterationsPerWarp, 256);
+  // 4096 steps / 16 per iteration of 100 instructions; 4 blocks of 4 warps on the busiest SM.
+  EXPECT_DOUBLE_EQ(p.instructionsPerWarp, 256 * 100);
   EXPECT_EQ(p.residentWarpsPerSm, 16u);
   EXPECT_DOUBLE_EQ(p.bytesInFlightPerSm, 16 * 32 * 64);
   EXPECT_DOUBLE_EQ(p.issueSeconds, 4 * 256 * 100 / d.clockHz);
@@ -95,44 +98,21 @@ TEST(Predictor, TheH200MovesBytesFasterAtTheSameLatency) {
   EXPECT_DOUBLE_EQ(alone200.seconds, alone100.seconds);
 }
 
-// A loop that reads four floats per step from shared memory (recomputed states): the iterations count
-// shared bytes too, so a carry's global reads outside the loop (here as many bytes as the loop's
-// own global traffic) do not pass for iterations.
-TEST(Predictor, IterationsCountSharedMemoryBytes) {
-  const DeviceSpec &d = h100();
-  const double n = 64.0 * 4096 * 1024;
-  KernelSass sass = scalarKernel(100, 16, 32);
-  sass.loop->sharedBytes = 4 * 16 * 4;  // 16 steps, 4 floats from shared memory each
-  sass.all = *sass.loop;
-  KernelTraffic t = stream(n, 4);
-  InstructionTraffic carry = t.instructions[0];  // global reads outside the loop
-  t.instructions.push_back(carry);
-  InstructionTraffic shared;
-  shared.shared = true;
-  shared.bytesPerLane = 4;
-  shared.requests = 4 * static_cast<uint64_t>(n / 32);
-  shared.laneBytes = shared.requests * 128;
-  shared.wavefronts = shared.requests;
-  t.instructions.push_back(shared);
-  KernelPrediction p = predictKernel(d, sass, grid(512, 128), t);
-  // (8 + 4 + 16 bytes per element) / (8 + 16 per step) * 4096 steps / 16 per iteration.
-  EXPECT_DOUBLE_EQ(p.iterationsPerWarp, 256.0 * 28 / 24);
-}
-
 TEST(Predictor, OneWarpPerSchedulerWaitsOnLatency) {
   const DeviceSpec &d = h100();
   const double n = 8.0 * 16384 * 1024;
   // 16 blocks of 128 threads: one block on each of 16 SMs, one warp per scheduler.
   KernelSass s = scalarKernel(1000, 8, 64);
-  s.loop->mufu = 100;
-  s.loop->control = 200;
+  s.blocks[1].mix.mufu = 100;
+  s.blocks[1].mix.control = 200;
+  s.blocks[0].mix.instructions = 10;  // the entry: once per warp
   KernelPrediction p = predictKernel(d, s, grid(16, 128), stream(n / 64, 4));
   EXPECT_STREQ(p.bound, "latency");
   EXPECT_EQ(p.residentWarpsPerSm, 4u);
-  double iterations = n / 64 * 8 / (32.0 * 64) / 64;  // lane bytes / bytes per warp-iteration / warps
-  EXPECT_DOUBLE_EQ(p.iterationsPerWarp, iterations);
+  double iterations = n / 64 / 32 / 8 / 64;  // requests per line / copies of it / warps
+  EXPECT_DOUBLE_EQ(p.instructionsPerWarp, iterations * 1000 + 10);
   double chain = d.memoryLatency * d.clockHz + 700 * d.aluCycles + 100 * d.mufuCycles + 200 * d.controlCycles;
-  EXPECT_DOUBLE_EQ(p.latencySeconds, iterations * chain / d.clockHz);
+  EXPECT_DOUBLE_EQ(p.latencySeconds, (iterations * chain + 10 * d.aluCycles) / d.clockHz);
   EXPECT_LT(p.bytesInFlightPerSm, p.bytesInFlightNeeded);
 }
 

@@ -3,6 +3,8 @@
 // dynamically indexed array lives in local memory, a register cap makes ptxas spill.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "runtime/cuda/CudaError.h"
 #include "tools/gpu/sass/SassFacts.h"
 
@@ -93,6 +95,18 @@ extern "C" __global__ void batch(const float *__restrict__ in, float *__restrict
   ASSERT_TRUE(facts[0].loop && facts[1].loop);
   EXPECT_EQ(facts[0].loop->loadWaits, 8u);
   EXPECT_EQ(facts[1].loop->loadWaits, 1u);
+
+  // Line information: `batch`'s loads and stores sit in its loop's blocks under their source lines.
+  auto lineOf = [&](const char *text) {
+    std::string source = steps, head = source.substr(0, source.find(text, source.find("void batch")));
+    return "steps.cu:" + std::to_string(1 + std::count(head.begin(), head.end(), '\n'));
+  };
+  std::map<MemorySite, unsigned> inLoops;
+  for (const BlockFacts &b : facts[1].blocks)
+    if (b.loop >= 0)
+      for (auto &[site, n] : b.sites) inLoops[site] += n;
+  EXPECT_EQ(inLoops[(MemorySite{lineOf("x[j] = in["), false, false})], 8u);
+  EXPECT_EQ(inLoops[(MemorySite{lineOf("out[(long long)t"), true, false})], 8u);
 }
 
 TEST(SassFacts, RegisterCapSpills) {

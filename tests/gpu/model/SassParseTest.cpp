@@ -162,6 +162,57 @@ TEST(Sass, ALoopBranchingAroundAnExitIsALoop) {
   EXPECT_EQ(std::pair(loop->begin, loop->end), std::pair(size_t{1}, size_t{5}));
 }
 
+// nvdisasm -gi: line information before the instructions it locates, with the caller's line for
+// code inlined from a helper (`sf_ld` at line 3, inlined at the kernel's line 12). A chunk loop
+// (.L_x_1) holding a batch loop (.L_x_2) and a guarded partial batch (.L_x_3), then code after both.
+const char *kLinesSass = R"(	.target	sm_90
+//--------------------- .text.chunks --------------------------
+	//## File "/tmp/x/k.cu", line 9
+        /*0000*/                   MOV R2, RZ ;
+.L_x_1:
+	//## File "/tmp/x/k.cu", line 10
+        /*0010*/                   STG.E desc[UR4][R8.64], R2 ;
+.L_x_2:
+	//## File "/tmp/x/k.cu", line 3 inlined at "/tmp/x/k.cu", line 12
+        /*0020*/                   LDG.E R4, desc[UR4][R2.64] ;
+	//## File "/tmp/x/k.cu", line 13
+        /*0030*/                   STG.E desc[UR4][R6.64], R4 ;
+        /*0040*/               @P0 BRA `(.L_x_2) ;
+        /*0050*/               @P1 BRA `(.L_x_3) ;
+	//## File "/tmp/x/k.cu", line 3 inlined at "/tmp/x/k.cu", line 15
+        /*0060*/                   LDG.E R4, desc[UR4][R2.64] ;
+.L_x_3:
+        /*0070*/               @P2 BRA `(.L_x_1) ;
+	//## File "/tmp/x/k.cu", line 17
+        /*0080*/                   EXIT ;
+.L_x_4:
+        /*0090*/                   BRA `(.L_x_4);
+)";
+
+TEST(Sass, ReadsLinesAndTheBlocksLoopsAndDominators) {
+  std::vector<SassFunction> fns = parseSass(kLinesSass);
+  ASSERT_EQ(fns.size(), 1u);
+  const SassFunction &f = fns[0];
+  ASSERT_EQ(f.instructions.size(), 10u);
+  EXPECT_EQ(f.instructions[0].site, "k.cu:9");
+  EXPECT_EQ(f.instructions[2].site, "k.cu:12");  // the caller's line, not the helper's
+  EXPECT_EQ(f.instructions[3].site, "k.cu:13");
+  EXPECT_EQ(f.instructions[4].site, "k.cu:13");  // until the next line information
+  EXPECT_EQ(f.instructions[6].site, "k.cu:15");
+  EXPECT_EQ(parseSass(kSass)[0].instructions[0].site, "");  // no line information
+
+  std::vector<SassBlock> blocks = basicBlocks(f);
+  // [0] entry, [1] chunk loop header (store), [2] batch loop, [3] branch to the partial batch's
+  // end, [4] the partial batch, [5] the chunk loop's back edge, [6] EXIT, [7] the trap.
+  ASSERT_EQ(blocks.size(), 8u);
+  EXPECT_EQ(blocks[2].begin, 2u);
+  EXPECT_EQ(blocks[2].end, 5u);
+  std::vector<int> loops, dominators;
+  for (const SassBlock &b : blocks) loops.push_back(b.loop), dominators.push_back(b.dominator);
+  EXPECT_EQ(loops, (std::vector<int>{-1, 1, 2, 1, 1, 1, -1, -1}));
+  EXPECT_EQ(dominators, (std::vector<int>{-1, 0, 1, 2, 3, 3, 5, -1}));  // the trap: no path reaches it
+}
+
 // nvdisasm -c -hex: the second line of each instruction holds its control bits. `ring` loads
 // its next value at the end of an iteration on scoreboard 5 and waits on 5 at the start of the
 // next; `batch` issues two loads, waits on 5 once, then uses the load on scoreboard 4 it issued

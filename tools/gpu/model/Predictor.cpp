@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "tools/gpu/model/Executions.h"
+
 namespace scanforge::gpu {
 
 KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, const cuda::LaunchConfig &launch,
@@ -24,36 +26,34 @@ KernelPrediction predictKernel(const DeviceSpec &d, const KernelSass &sass, cons
   p.waves = static_cast<double>(p.blocks) / (p.occupancy.blocksPerSm * d.multiprocessors);
   p.residentWarpsPerSm = static_cast<unsigned>(resident * warpsPerBlock);
 
-  // The hot loop (or, without one, the whole body once) repeated as often as the traffic says:
-  // the bytes the lanes moved over those one iteration moves, shared memory included (a loop that
-  // reads recomputed states from shared memory moves few global bytes, and the
-  // kernel's other global traffic, such as a chunk's carry, would otherwise count as iterations).
-  const InstructionMix &body = sass.loop ? *sass.loop : sass.all;
-  const double laneBytes = static_cast<double>(traffic.globalLaneBytes() + traffic.sharedLaneBytes());
-  p.iterationsPerWarp = sass.loop && laneBytes > 0
-                            ? laneBytes / (32.0 * (body.globalBytes() + body.sharedBytes)) /
-                                  (static_cast<double>(p.blocks) * warpsPerBlock)
-                            : 1.0;
+  // Every block of the SASS as often as the traffic at its source lines says (Executions.h): the
+  // warp instructions a warp issues, and its dependent chain (a load wait is a memory latency).
+  const double warps = static_cast<double>(p.blocks) * warpsPerBlock;
+  const std::vector<double> runs = blockExecutions(sass, traffic, warps);
+  double chainCycles = 0;
+  p.instructionsPerWarp = 0;
+  for (size_t b = 0; b < runs.size(); ++b) {
+    const InstructionMix &mix = sass.blocks[b].mix;
+    const double alu = mix.instructions - mix.mufu - mix.control;
+    p.instructionsPerWarp += runs[b] * mix.instructions;
+    chainCycles += runs[b] * (mix.loadWaits * d.memoryLatency * d.clockHz + alu * d.aluCycles + mix.mufu * d.mufuCycles +
+                              mix.control * d.controlCycles);
+  }
   p.bytesMoved = static_cast<double>(traffic.bytesMoved());
   p.sectorsPerRequest = traffic.sectorsPerRequest();
   p.sectorEfficiency = traffic.sectorEfficiency();
   p.instructionsPerByte = sass.loopInstructionsPerByte();
-  p.bytesInFlightPerSm = p.residentWarpsPerSm * 32.0 * body.globalLoadBytes;
+  p.bytesInFlightPerSm = p.residentWarpsPerSm * 32.0 * (sass.loop ? *sass.loop : sass.all).globalLoadBytes;
   p.bytesInFlightNeeded = d.copyBandwidth / d.multiprocessors * d.memoryLatency;
 
   p.memorySeconds = p.bytesMoved / d.copyBandwidth;
   const double warpsPerScheduler = std::ceil(blocksOnSm * warpsPerBlock / d.schedulersPerSm);
-  p.issueSeconds = warpsPerScheduler * p.iterationsPerWarp * body.instructions / d.clockHz;
-  const double alu = body.instructions - body.mufu - body.control;
-  // One memory latency per iteration (a ring's loads arrive an iteration later), or one per load
-  // the iteration waits for in sequence.
-  const double latencies = std::max(1u, body.loadWaits);
-  const double chainCycles = latencies * d.memoryLatency * d.clockHz + alu * d.aluCycles + body.mufu * d.mufuCycles +
-                             body.control * d.controlCycles;
-  p.latencySeconds = rounds * p.iterationsPerWarp * chainCycles / d.clockHz;
+  p.issueSeconds = warpsPerScheduler * p.instructionsPerWarp / d.clockHz;
+  // Each warp's chain runs alongside the other resident warps'; rounds of resident blocks in sequence.
+  p.latencySeconds = rounds * chainCycles / d.clockHz;
   if (chainHops > 0) {
-    // A tile's walks of its chunk (scan and rescan): its iterations at the dependent-chain pace.
-    p.chainSeconds = chainHops * d.chainHop + p.iterationsPerWarp * chainCycles / d.clockHz;
+    // The carry's hops in sequence, and a tile's own walks of its chunk at the dependent-chain pace.
+    p.chainSeconds = chainHops * d.chainHop + chainCycles / d.clockHz;
     // Each tile's fixed cost on its SM (block start, ticket, carry wait and publish): the planner's
     // term, fitted to chunked kernels measured on an H200 (runtime/cuda/Planner.cpp).
     p.tileSeconds = static_cast<double>(p.blocks) * d.tileOverhead / d.multiprocessors;

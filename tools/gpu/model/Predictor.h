@@ -4,11 +4,11 @@
 //
 // time = max(memory, issue, latency, chain) + launch overhead, per kernel:
 //   memory   bytes moved (32-byte sectors, so poor coalescing costs) at the copy bandwidth;
-//   issue    the busiest SM's warp instructions of the hot loop, one per scheduler and cycle;
-//   latency  each warp's iteration waits for its loads and then runs its loop body alone: memory
-//            latency + the body's dependent-issue cycles, per iteration (Little's law: an SM moves
-//            its warps' bytes in flight once per such round trip); as many latencies as the
-//            loads the iteration waits for in sequence when there are several (SASS loadWaits).
+//   issue    the busiest SM's warp instructions, one per scheduler and cycle: each basic block
+//            of the SASS as often as the emulated traffic at its source lines says (Executions.h);
+//   latency  each warp runs its blocks as a dependent chain: a memory latency per load it waits
+//            for in sequence (SASS loadWaits) + each instruction's dependent-issue cycles (Little's
+//            law: an SM moves its warps' bytes in flight once per such round trip).
 //   chain    a chunked kernel's carry, passed from tile to tile: a hop per group of chunks, plus
 //            a tile's scan and rescan of its chunk.
 // A call (a timed forward or backward) adds the write-back of a dirty L2, as after a flush.
@@ -29,7 +29,7 @@ struct KernelPrediction {
   uint64_t blocks = 0;
   double waves = 0;                  // blocks / (blocks per SM x SMs)
   unsigned residentWarpsPerSm = 0;   // on the busiest SM
-  double iterationsPerWarp = 0;      // of the hot loop (1: no loop, the body once)
+  double instructionsPerWarp = 0;    // warp instructions each warp issues, every block counted
   double bytesInFlightPerSm = 0;     // loads of one iteration of the resident warps
   double bytesInFlightNeeded = 0;    // copy bandwidth per SM x memory latency
   double bytesMoved = 0, sectorsPerRequest = 0, sectorEfficiency = 0, instructionsPerByte = 0;
@@ -40,9 +40,10 @@ struct KernelPrediction {
 };
 
 // `traffic` is the kernel's traffic at the predicted shape (see scaleTraffic); throws
-// std::invalid_argument naming the kernel when the launch cannot run or the traffic is empty.
+// std::invalid_argument naming the kernel when the launch cannot run or the traffic names none of
+// the lines of its SASS (blockExecutions).
 // `chainHops`: a chunked kernel's carry passes from tile to tile that many times in sequence (its
-// groups of chunks); the chain time is that many hops plus one tile's walks of its chunk, and
+// groups of chunks); the chain time is that many hops plus one tile's own chain, and
 // every block (tile) adds DeviceSpec::tileOverhead to its SM's time.
 KernelPrediction predictKernel(const DeviceSpec &device, const KernelSass &sass, const cuda::LaunchConfig &launch,
                                const KernelTraffic &traffic, unsigned chainHops = 0);

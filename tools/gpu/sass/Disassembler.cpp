@@ -44,6 +44,6 @@ std::optional<BinaryTools> BinaryTools::find(std::string &why) {
 
 std::string BinaryTools::resourceUsage(const std::string &cubin) const { return runOnCubin(cuobjdump, "-res-usage", cubin); }
 
-std::string BinaryTools::disassemble(const std::string &cubin) const { return runOnCubin(nvdisasm, "-c -hex", cubin); }
+std::string BinaryTools::disassemble(const std::string &cubin) const { return runOnCubin(nvdisasm, "-c -hex -gi", cubin); }
 
 }  // namespace scanforge::gpu

@@ -16,7 +16,7 @@ struct BinaryTools {
   static std::optional<BinaryTools> find(std::string &why);
 
   std::string resourceUsage(const std::string &cubin) const;  // cuobjdump -res-usage
-  std::string disassemble(const std::string &cubin) const;    // nvdisasm -c -hex (labels, encodings)
+  std::string disassemble(const std::string &cubin) const;    // nvdisasm -c -hex -gi (labels, encodings, lines)
 };
 
 }  // namespace scanforge::gpu

@@ -1,5 +1,6 @@
 #include "tools/gpu/sass/Sass.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -27,9 +28,9 @@ unsigned globalBytes(const SassFunction &f, const SassLoop &loop) {
   return bytes;
 }
 
-// Which instruction starts a basic block, and the blocks' dominators: the control-flow graph of a
-// function, for telling loops (a back edge to a block that dominates it) from other backward
-// branches.
+// The control-flow graph of a function: its basic blocks, their dominators, and its natural loops
+// (a back edge to a block that dominates it), for telling loops from other backward branches and
+// for the blocks the model counts executions of.
 class ControlFlow {
  public:
   explicit ControlFlow(const SassFunction &f) : f_(f), blockOf_(f.instructions.size()) {
@@ -42,11 +43,70 @@ class ControlFlow {
       if (leader[i]) starts_.push_back(i);
       blockOf_[i] = starts_.size() - 1;
     }
+    predecessors_.resize(starts_.size());
+    reachable_.assign(starts_.size(), false);
+    std::vector<size_t> work{0};
+    for (size_t b = 0; b < starts_.size(); ++b)
+      for (size_t s : successors(b)) predecessors_[s].push_back(b);
+    while (!work.empty()) {
+      size_t b = work.back();
+      work.pop_back();
+      if (reachable_[b]) continue;
+      reachable_[b] = true;
+      for (size_t s : successors(b)) work.push_back(s);
+    }
     computeDominators();
   }
 
+  size_t blocks() const { return starts_.size(); }
+  size_t begin(size_t block) const { return starts_[block]; }
+  size_t end(size_t block) const { return block + 1 < starts_.size() ? starts_[block + 1] : f_.instructions.size(); }
+  size_t blockOf(size_t instruction) const { return blockOf_[instruction]; }
+
   // Whether every path from the function's entry to instruction `to` passes through `from`.
   bool dominates(size_t from, size_t to) const { return dominators_[blockOf_[to]][blockOf_[from]]; }
+
+  // The strict dominator of `block` that every other one dominates; -1 for the entry and for
+  // blocks no path reaches (the trap after EXIT).
+  int immediateDominator(size_t block) const {
+    if (!reachable_[block]) return -1;
+    int best = -1;
+    size_t depth = 0;
+    for (size_t d = 0; d < blocks(); ++d)
+      if (d != block && dominators_[block][d]) {
+        size_t n = static_cast<size_t>(std::count(dominators_[d].begin(), dominators_[d].end(), true));
+        if (best < 0 || n > depth) best = static_cast<int>(d), depth = n;
+      }
+    return best;
+  }
+
+  // A natural loop: its back edges (blocks that branch to the header, which dominates them) and its
+  // body, the blocks that reach a back edge without passing the header.
+  struct Loop {
+    std::vector<size_t> backEdges;
+    std::vector<bool> body;
+  };
+  // By header block.
+  std::map<size_t, Loop> loops() const {
+    std::map<size_t, Loop> loops;
+    for (size_t b = 0; b < blocks(); ++b)
+      for (size_t h : successors(b)) {
+        if (!reachable_[b] || !dominators_[b][h]) continue;  // not the trap after EXIT
+        Loop &loop = loops.try_emplace(h, Loop{{}, std::vector<bool>(blocks(), false)}).first->second;
+        loop.backEdges.push_back(b);
+        std::vector<bool> &body = loop.body;
+        body[h] = true;
+        std::vector<size_t> work{b};
+        while (!work.empty()) {
+          size_t x = work.back();
+          work.pop_back();
+          if (body[x]) continue;
+          body[x] = true;
+          for (size_t p : predecessors_[x]) work.push_back(p);
+        }
+      }
+    return loops;
+  }
 
  private:
   static bool transfers(const SassInstruction &in) {
@@ -56,7 +116,7 @@ class ControlFlow {
 
   // Where control may go after the last instruction of block `block`.
   std::vector<size_t> successors(size_t block) const {
-    size_t last = (block + 1 < starts_.size() ? starts_[block + 1] : f_.instructions.size()) - 1;
+    size_t last = end(block) - 1;
     const SassInstruction &in = f_.instructions[last];
     std::string b = in.base();
     std::vector<size_t> next;
@@ -76,9 +136,6 @@ class ControlFlow {
   // predecessors. Blocks no path reaches keep every block as a dominator.
   void computeDominators() {
     size_t n = starts_.size();
-    std::vector<std::vector<size_t>> predecessors(n);
-    for (size_t b = 0; b < n; ++b)
-      for (size_t s : successors(b)) predecessors[s].push_back(b);
     dominators_.assign(n, std::vector<bool>(n, true));
     dominators_[0].assign(n, false);
     dominators_[0][0] = true;
@@ -86,7 +143,7 @@ class ControlFlow {
       changed = false;
       for (size_t b = 1; b < n; ++b) {
         std::vector<bool> meet(n, true);
-        for (size_t p : predecessors[b])
+        for (size_t p : predecessors_[b])
           for (size_t d = 0; d < n; ++d) meet[d] = meet[d] && dominators_[p][d];
         meet[b] = true;
         if (meet != dominators_[b]) {
@@ -100,8 +157,26 @@ class ControlFlow {
   const SassFunction &f_;
   std::vector<size_t> starts_;   // first instruction of each block
   std::vector<size_t> blockOf_;  // instruction -> block
+  std::vector<std::vector<size_t>> predecessors_;
+  std::vector<bool> reachable_;
   std::vector<std::vector<bool>> dominators_;  // [block][its dominator?]
 };
+
+// "file.cu:LINE" of a line-information comment of nvdisasm -gi, `//## File "/path/file.cu", line 12`
+// with, for inlined code, ` inlined at "/path/file.cu", line 154`: the last location, the caller's.
+std::string outermostSite(std::string_view comment) {
+  size_t quote = comment.rfind(" \"");
+  if (quote == std::string_view::npos) return {};
+  std::string_view rest = comment.substr(quote + 2);
+  size_t close = rest.find('"');
+  size_t line = rest.find(", line ");
+  if (close == std::string_view::npos || line == std::string_view::npos || line < close) return {};
+  std::string_view file = rest.substr(0, close);
+  file = file.substr(file.rfind('/') + 1);
+  std::string_view number = rest.substr(line + 7);
+  number = number.substr(0, number.find_first_not_of("0123456789"));
+  return number.empty() ? std::string() : std::string(file) + ":" + std::string(number);
+}
 
 }  // namespace
 
@@ -125,13 +200,15 @@ unsigned SassInstruction::accessBytes() const {
   return 4;
 }
 
-// nvdisasm -c -hex: a "//---- .text.SYMBOL ----" header per function, ".L_x_80:" label lines, and
+// nvdisasm -c -hex -gi: a "//---- .text.SYMBOL ----" header per function, ".L_x_80:" label lines,
+// line-information comments ("//## File ..." before the instructions they locate), and
 // instructions "/*0520*/  @!P0 OPCODE operands ;  /* 0xLOW */" (predicate optional) followed by a
 // line "/* 0xHIGH */": the high 64 bits of the encoding, whose bits 41-63 are the control bits
 // (stall 4, yield 1, write scoreboard 3, read scoreboard 3, wait mask 6, reuse 4; scoreboard 7 is
 // none). Parsed by hand: GCC 12's std::regex trips -Wmaybe-uninitialized under the sanitizers.
 std::vector<SassFunction> parseSass(const std::string &text) {
   std::vector<SassFunction> functions;
+  std::string site;  // of the instructions that follow
   std::stringstream in(text);
   for (std::string line; std::getline(in, line);) {
     size_t text0 = line.find_first_not_of(" \t");
@@ -140,8 +217,11 @@ std::vector<SassFunction> parseSass(const std::string &text) {
     if (rest.rfind("//-", 0) == 0 && rest.find(" .text.") != std::string_view::npos) {
       std::string_view symbol = rest.substr(rest.find(" .text.") + 7);
       functions.push_back({std::string(symbol.substr(0, symbol.find(' '))), {}, {}});
+      site.clear();
     } else if (functions.empty()) {
       continue;
+    } else if (rest.rfind("//## File \"", 0) == 0) {
+      site = outermostSite(rest);
     } else if (rest.rfind(".L", 0) == 0 && rest.back() == ':') {
       functions.back().labels[std::string(rest.substr(0, rest.size() - 1))] = functions.back().instructions.size();
     } else if (rest.rfind("/* 0x", 0) == 0) {
@@ -162,8 +242,10 @@ std::vector<SassFunction> parseSass(const std::string &text) {
       if (predicated) words >> opcode;
       if (opcode.empty() || !std::isupper(static_cast<unsigned char>(opcode[0]))) continue;
       if (opcode.back() == ';') opcode.pop_back();
-      SassInstruction ins{opcode, {}};
+      SassInstruction ins;
+      ins.opcode = opcode;
       ins.predicated = predicated;
+      ins.site = site;
       size_t tick = rest.find("`(");
       if (tick != std::string_view::npos) {
         std::string_view target = rest.substr(tick + 2);
@@ -175,19 +257,54 @@ std::vector<SassFunction> parseSass(const std::string &text) {
   return functions;
 }
 
-unsigned exposedLoadWaits(const SassFunction &f, const SassLoop &loop) {
-  unsigned pending = 0;  // scoreboards with a global load issued since the last wait
-  unsigned waits = 0;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = loop.begin; i <= loop.end; ++i) {
-      const SassInstruction &in = f.instructions[i];
-      if (in.waitMask & pending) {
-        waits += pass == 1;
-        pending = 0;  // the loads issued before this wait arrive with the one it waits for
+std::vector<SassBlock> basicBlocks(const SassFunction &f) {
+  if (f.instructions.empty()) return {};
+  ControlFlow flow(f);
+  std::vector<SassBlock> blocks(flow.blocks());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    blocks[b].begin = flow.begin(b);
+    blocks[b].end = flow.end(b);
+    blocks[b].dominator = flow.immediateDominator(b);
+  }
+  std::map<size_t, ControlFlow::Loop> loops = flow.loops();
+  std::map<size_t, size_t> headerOfBackEdge;
+  std::vector<size_t> innermostSize(blocks.size(), blocks.size() + 1);
+  for (auto &[header, loop] : loops) {
+    size_t size = static_cast<size_t>(std::count(loop.body.begin(), loop.body.end(), true));
+    for (size_t b = 0; b < blocks.size(); ++b)
+      if (loop.body[b] && size < innermostSize[b]) {
+        innermostSize[b] = size;
+        blocks[b].loop = static_cast<int>(header);
       }
-      if (in.globalLoad() && in.writeScoreboard >= 0) pending |= 1u << in.writeScoreboard;
+    for (size_t b : loop.backEdges) headerOfBackEdge[b] = header;
+  }
+  // Load waits: a pass in layout order records the scoreboards pending (a global load issued on
+  // them since the last wait on them) at the end of each loop's back edges; the second pass starts
+  // each loop's header from those and counts.
+  std::map<size_t, unsigned> pendingAtBackEdges;
+  for (int pass = 0; pass < 2; ++pass) {
+    unsigned pending = 0;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      if (pass == 1 && loops.count(b)) pending = pendingAtBackEdges[b];
+      for (size_t i = blocks[b].begin; i < blocks[b].end; ++i) {
+        const SassInstruction &in = f.instructions[i];
+        if (in.waitMask & pending) {
+          blocks[b].loadWaits += pass == 1;
+          pending = 0;  // the loads issued before this wait arrive with the one it waits for
+        }
+        if (in.globalLoad() && in.writeScoreboard >= 0) pending |= 1u << in.writeScoreboard;
+      }
+      if (auto edge = headerOfBackEdge.find(b); pass == 0 && edge != headerOfBackEdge.end())
+        pendingAtBackEdges[edge->second] |= pending;
     }
   }
+  return blocks;
+}
+
+unsigned exposedLoadWaits(const SassFunction &f, const SassLoop &loop) {
+  unsigned waits = 0;
+  for (const SassBlock &b : basicBlocks(f))
+    if (loop.begin <= b.begin && b.end <= loop.end + 1) waits += b.loadWaits;
   return waits;
 }
 

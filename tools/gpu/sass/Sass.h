@@ -19,6 +19,9 @@ struct SassInstruction {
   int writeScoreboard = -1;
   unsigned waitMask = 0;
   bool predicated = false;  // "@P0 EXIT": runs only where its predicate holds
+  // "mingru.cu:57": the source line it was compiled from, the outermost frame nvdisasm -gi shows
+  // (a helper inlined into a kernel line shows that line); empty without line information.
+  std::string site;
 
   std::string base() const { return opcode.substr(0, opcode.find('.')); }  // "LDG"
   bool globalLoad() const;   // LDG
@@ -38,15 +41,28 @@ struct SassLoop {
   size_t begin = 0, end = 0;
 };
 
-// nvdisasm -c -hex text; without -hex the instructions have no scoreboards.
+// nvdisasm -c -hex -gi text; without -hex the instructions have no scoreboards, without -gi no sites.
 std::vector<SassFunction> parseSass(const std::string &nvdisasmText);
+
+// A basic block and its place in the control flow, what the model needs to tell how often it
+// runs: its immediate dominator (the last block every path to it passes), the innermost natural
+// loop that holds it, and the memory latencies it waits for in sequence (as exposedLoadWaits
+// counts them; a loop's header starts from the loads pending at its back edges).
+struct SassBlock {
+  size_t begin = 0, end = 0;  // instructions [begin, end)
+  int dominator = -1;         // index of the immediate dominator; -1 for the entry
+  int loop = -1;              // the header block of the innermost loop holding it; -1 for none
+  unsigned loadWaits = 0;
+};
+std::vector<SassBlock> basicBlocks(const SassFunction &function);
 
 // Memory latencies one iteration of `loop` waits for in sequence: the instructions that wait on a
 // scoreboard a global load was issued on since the previous such wait (which also covered every
-// load issued before it). Counted in the second of two passes over the loop, so that loads issued
-// at the end of an iteration and waited for in the next one count. Loads issued a few steps ahead
-// of their use still cost a latency per step when each step waits on their scoreboard; a batch of
-// loads issued back to back before any use costs one.
+// load issued before it); the loadWaits of the blocks in it. Counted in a second pass over the
+// function in which a loop's header starts from the loads pending at its back edge in the first,
+// so that loads issued at the end of an iteration and waited for in the next one count. Loads
+// issued a few steps ahead of their use still cost a latency per step when each step waits on
+// their scoreboard; a batch of loads issued back to back before any use costs one.
 unsigned exposedLoadWaits(const SassFunction &function, const SassLoop &loop);
 
 // The innermost of the natural loops (a backward branch to an instruction that dominates it in the

@@ -27,6 +27,50 @@ unsigned field(const std::string &line, const std::string &key) {
   return at == std::string::npos ? 0 : static_cast<unsigned>(std::stoul(line.substr(at + key.size() + 2)));
 }
 
+// Lines [first, last] of each __global__ function's definition in `source`, by brace matching
+// (generated and probe sources have no braces in strings or comments inside kernels).
+std::vector<std::pair<unsigned, unsigned>> kernelLines(const std::string &source) {
+  std::vector<std::pair<unsigned, unsigned>> ranges;
+  auto lineOf = [&](size_t at) { return 1u + static_cast<unsigned>(std::count(source.begin(), source.begin() + at, '\n')); };
+  for (size_t at = source.find("__global__"); at != std::string::npos; at = source.find("__global__", at + 1)) {
+    size_t open = source.find('{', at);
+    if (open == std::string::npos) break;
+    int depth = 0;
+    size_t close = open;
+    for (; close < source.size(); ++close) {
+      depth += source[close] == '{';
+      depth -= source[close] == '}';
+      if (depth == 0) break;
+    }
+    ranges.emplace_back(lineOf(at), lineOf(close));
+    at = close;
+  }
+  return ranges;
+}
+
+// The blocks of `f` with their mixes and the memory sites inside kernel lines of `file`.
+std::vector<BlockFacts> blockFacts(const SassFunction &f, const std::string &file,
+                                   const std::vector<std::pair<unsigned, unsigned>> &kernels) {
+  std::string prefix = file.substr(file.rfind('/') + 1) + ":";
+  auto inKernel = [&](const std::string &site) {
+    if (site.rfind(prefix, 0) != 0) return false;
+    unsigned line = static_cast<unsigned>(std::stoul(site.substr(prefix.size())));
+    return std::any_of(kernels.begin(), kernels.end(), [&](auto &r) { return r.first <= line && line <= r.second; });
+  };
+  std::vector<BlockFacts> facts;
+  for (const SassBlock &b : basicBlocks(f)) {
+    BlockFacts block{instructionMix(f, b.begin, b.end), b.dominator, b.loop, {}};
+    block.mix.loadWaits = b.loadWaits;
+    for (size_t i = b.begin; i < b.end; ++i) {
+      const SassInstruction &in = f.instructions[i];
+      if ((in.globalLoad() || in.globalStore() || in.sharedAccess()) && inKernel(in.site))
+        ++block.sites[{in.site, in.globalStore() || in.base() == "STS", in.sharedAccess()}];
+    }
+    facts.push_back(std::move(block));
+  }
+  return facts;
+}
+
 }  // namespace
 
 InstructionMix instructionMix(const SassFunction &f, size_t begin, size_t end) {
@@ -89,10 +133,12 @@ std::vector<KernelSass> sassFacts(const std::string &source, const std::string &
                                   const BinaryTools &tools) {
   std::vector<std::string> all = options;
   all.push_back("--ptxas-options=-v");
+  all.push_back("--generate-line-info");  // sites of the SASS instructions, for the blocks' executions
   cuda::Nvrtc::Program program =
       cuda::Nvrtc::get().compileProgram(source, file, arch, all, cuda::Nvrtc::Output::Cubin, kernels);
   std::string resUsage = tools.resourceUsage(program.binary);
   std::vector<SassFunction> functions = parseSass(tools.disassemble(program.binary));
+  std::vector<std::pair<unsigned, unsigned>> kernelRanges = kernelLines(source);
   std::vector<KernelSass> facts;
   for (const std::string &kernel : kernels) {
     KernelSass k;
@@ -106,6 +152,7 @@ std::vector<KernelSass> sassFacts(const std::string &source, const std::string &
       k.loop = instructionMix(*fn, loop->begin, loop->end + 1);
       k.loop->loadWaits = exposedLoadWaits(*fn, *loop);
     }
+    k.blocks = blockFacts(*fn, file, kernelRanges);
     facts.push_back(std::move(k));
   }
   return facts;

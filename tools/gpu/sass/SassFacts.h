@@ -3,6 +3,7 @@
 // instructions per global byte. The performance model (tools/gpu/model) consumes these.
 #pragma once
 
+#include <compare>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,12 +27,32 @@ struct InstructionMix {
 };
 InstructionMix instructionMix(const SassFunction &function, size_t begin, size_t end);  // [begin, end)
 
+// A memory instruction's source line and kind: what the emulator's traffic is recorded by
+// (tools/gpu/emulator/Traffic.h).
+struct MemorySite {
+  std::string site;  // "mingru.cu:57"
+  bool store = false, shared = false;
+  auto operator<=>(const MemorySite &) const = default;
+};
+
+// A basic block of a kernel (SassBlock) with its instruction mix (loadWaits: its own) and its
+// memory instructions by source line, from which the model tells how often it runs. Memory
+// instructions whose line is not a kernel's own (an access inside a helper inlined two calls deep:
+// nvdisasm -gi shows one caller) have no site here.
+struct BlockFacts {
+  InstructionMix mix;
+  int dominator = -1;  // index of the immediate dominator; -1 for the entry
+  int loop = -1;       // the header block of the innermost loop holding it; -1 for none
+  std::map<MemorySite, unsigned> sites;  // memory instructions per site
+};
+
 struct KernelSass {
   std::string kernel, symbol;  // "fwd1<16>", "_Z4fwd1ILi16EEvPKfS1_Pfiii"
   unsigned registers = 0, stackBytes = 0, localBytes = 0, staticSharedBytes = 0;
   unsigned spillStoreBytes = 0, spillLoadBytes = 0;
   InstructionMix all;
   std::optional<InstructionMix> loop;  // one iteration of the hot loop
+  std::vector<BlockFacts> blocks;      // in layout order; the entry first
 
   // Warp instructions per byte a warp moves in one iteration of the hot loop (0 without one).
   double loopInstructionsPerByte() const;
@@ -41,7 +62,7 @@ struct KernelSass {
 // cuda::CudaError naming the kernel when either lacks it.
 void readResources(const std::string &ptxasLog, const std::string &resUsage, KernelSass &facts);
 
-// Compiles `source` with NVRTC for `arch` (cubin, ptxas -v) and reads the SASS facts of each of
+// Compiles `source` with NVRTC for `arch` (cubin, ptxas -v, line information) and reads the SASS facts of each of
 // `kernels` (names or template instances, e.g. "fwd1<16>"). Throws cuda::CudaError naming the
 // file and the kernel on failure.
 std::vector<KernelSass> sassFacts(const std::string &source, const std::string &file, const std::string &arch,
