@@ -142,6 +142,42 @@ __device__ __forceinline__ void sf_atomic_add_lanes(float *p, float v, int lanes
   for (int offset = 16; offset >= lanes; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   if ((threadIdx.x & 31u) < (unsigned)lanes) atomicAdd(p, v);
 }
+// Adds R values of every lane into elements that the whole warp adds to: lane l's v[r] to
+// first[r * step], `first` its own element of register 0, where the lanes l, l + LANES, ... (other
+// channels) hold the same elements. A transpose-reduce: at each halving of the lanes that share an
+// element, a lane keeps half of its values and adds its partner's copy of that half, so the warp
+// needs about R + log2(32 / (LANES R)) shuffles instead of R log2(32 / LANES), and one atomic
+// instruction adds every element, each by one lane.
+template <int R, int LANES>
+__device__ __forceinline__ void sf_atomic_add_lanes_all(float *first, long long step, const float (&v)[R]) {
+  float w[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) w[r] = v[r];
+  int base = 0, count = R;  // w[i] holds the sum for register base + i
+  unsigned copies = 0u;     // lane bits whose lanes end with the same sums
+#pragma unroll
+  for (int offset = 16; offset >= LANES; offset >>= 1) {
+    const bool upper = (threadIdx.x & (unsigned)offset) != 0u;
+    if (count % 2 == 0) {
+      count /= 2;
+#pragma unroll
+      for (int i = 0; i < count; ++i) {
+        const float send = upper ? w[i] : w[i + count];
+        const float keep = upper ? w[i + count] : w[i];
+        w[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
+      }
+      base += upper ? count : 0;
+    } else {
+#pragma unroll
+      for (int i = 0; i < count; ++i) w[i] += __shfl_xor_sync(0xffffffffu, w[i], offset);
+      copies |= (unsigned)offset;
+    }
+  }
+  if ((threadIdx.x & copies) == 0u) {
+#pragma unroll
+    for (int i = 0; i < count; ++i) atomicAdd(first + (long long)(base + i) * step, w[i]);
+  }
+}
 // ---- end of prelude ----
 )";
 }

@@ -257,12 +257,27 @@ class StepPrinter {
       index = fromRow(p);
     }
     std::string guard = k_.guardFor(p.mask, partial, collectives_), address = base + " + " + index;
+    if (partial && !(p.mask & k_.exprs.channelDims()) && (p.mask & k_.exprs.registerDims()) == k_.exprs.laneMask()) {
+      // Lanes hold different elements of one register dimension: the warp adds all its registers
+      // in one transpose-reduce (sf_atomic_add_lanes_all), from the lane's element of register 0
+      // and the distance between registers (the register offset at r = 1).
+      std::string r = k_.exprs.regIndexExpr(k_.exprs.laneDim());
+      w_.open("");
+      w_.line("float sf_terms[" + k_.exprs.regSizeExpr(k_.exprs.laneDim()) + "];");
+      vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) { in.line("sf_terms[" + r + "] = " + guarded(guard, vp_.element(v)) + ";"); });
+      w_.line("const int " + r + " = 1;");
+      w_.line("sf_atomic_add_lanes_all<" + k_.exprs.regSizeExpr(k_.exprs.laneDim()) + ", SF_LANES>(" + buf + " + " +
+              k_.rowThreadOffset(p, "t") + ", " + k_.rowRegisterOffset(p) + ", sf_terms);");
+      w_.close();
+      return;
+    }
     vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
       std::string value = vp_.element(v);
       if (!partial)
         in.line(ifGuard(guard) + "sf_st(" + base + ", " + index + ", " + value + ");");
       else if (!(p.mask & k_.exprs.channelDims()) && (p.mask & k_.exprs.laneMask()))
-        // Lanes hold different elements: the warp adds across its channels, lane by lane.
+        // Lanes hold different elements, beside other register dimensions: the warp adds across its
+        // channels, lane by lane, a register at a time.
         in.line("sf_atomic_add_lanes(" + address + ", " + guarded(guard, value) + ", SF_LANES);");
       else if (!(p.mask & k_.exprs.channelDims()))
         in.line("sf_atomic_add_warp(" + address + ", " + guarded(guard, value) + ");");
