@@ -257,7 +257,8 @@ class StepPrinter {
       index = fromRow(p);
     }
     std::string guard = k_.guardFor(p.mask, partial, collectives_), address = base + " + " + index;
-    if (partial && !(p.mask & k_.exprs.channelDims()) && (p.mask & k_.exprs.registerDims()) == k_.exprs.laneMask()) {
+    if (partial && k_.exprs.laneMask() && !(p.mask & k_.exprs.channelDims()) &&
+        (p.mask & k_.exprs.registerDims()) == k_.exprs.laneMask()) {
       // Lanes hold different elements of one register dimension: the warp adds all its registers
       // in one transpose-reduce (sf_atomic_add_lanes_all), from the lane's element of register 0
       // and the distance between registers (the register offset at r = 1).
