@@ -30,10 +30,12 @@ INSTANTIATE_TEST_SUITE_P(Models, Emulation, ::testing::ValuesIn(modelVariants())
 INSTANTIATE_TEST_SUITE_P(EdgeCases, Emulation, ::testing::ValuesIn(edgeRecurrences()), variantName);
 
 // Register dimensions dealt to lanes (docs/cuda.md, "Threads, registers and partial sums"): the
-// selective SSM (its sum over n becomes a butterfly across lanes, B.grad and C.grad add lane by
-// lane) and linear attention (a state over two dimensions, k dealt to lanes), 2 and 8 lanes at
-// n = 8, from initial states, both strategies, one channel, 33 channels (a partial warp) and 130 (several blocks, a partial last
-// one), and linear attention with 32 lanes at k = 64, forward and backward against float64.
+// selective SSM (its sum over n becomes a butterfly across lanes, B.grad and C.grad a
+// transpose-reduce across channels) and linear attention (a state over two dimensions, k dealt to
+// lanes), 2 and 8 lanes at n = 8, from initial states, both strategies, one channel, 33 channels
+// (a partial warp) and 130 (several blocks, a partial last one); the SSM with three registers per
+// lane (n = 6, 2 lanes); linear attention with 32 lanes at k = 64; forward and backward against
+// float64.
 TEST(Emulation, LaneDimensionsMatchReference) {
   for (const char *model : {"selective_ssm", "linear_attention"}) {
     auto compiled = compileReference(readModel(model), std::string(model) + ".scan");
@@ -57,6 +59,14 @@ TEST(Emulation, LaneDimensionsMatchReference) {
       runs.plans.push_back({cuda::Strategy::Chunked, 5, lanes});
     }
     checkAgainstReference(*compiled->module, *device, summary, runs);
+    if (std::string(model) == "selective_ssm") {
+      // Three registers per lane (n = 6 over 2 lanes): the transpose-reduce of B.grad and C.grad
+      // cannot halve an odd count, and adds all three across the channels' lanes instead.
+      ReferenceRuns odd;
+      odd.shapes = {{2, 9, {{"d", 5}, {"n", 6}}}};
+      odd.plans = {{cuda::Strategy::Sequential, 4, 2}, {cuda::Strategy::Chunked, 4, 2}};
+      checkAgainstReference(*compiled->module, *device, summary, odd);
+    }
     if (std::string(model) == "linear_attention") {  // a whole warp per channel: 32 lanes of two elements
       ReferenceRuns warp;
       warp.shapes = {{2, 9, {{"e", 3}, {"k", 64}}}};
