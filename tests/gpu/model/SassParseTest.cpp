@@ -265,8 +265,8 @@ TEST(Sass, ReadsScoreboardsAndCountsTheLoadWaitsOfALoop) {
 
   std::optional<SassLoop> ringLoop = hotLoop(ring), batchLoop = hotLoop(batch);
   ASSERT_TRUE(ringLoop && batchLoop);
-  EXPECT_EQ(exposedLoadWaits(ring, *ringLoop), 1u);  // the load of the iteration before
-  EXPECT_EQ(exposedLoadWaits(batch, *batchLoop), 1u);
+  EXPECT_EQ(exposedLoadWaits(basicBlocks(ring), *ringLoop), 1u);  // the load of the iteration before
+  EXPECT_EQ(exposedLoadWaits(basicBlocks(batch), *batchLoop), 1u);
 
   // A control line that is not 16 hex digits is no encoding: ignored, not thrown on.
   std::vector<SassFunction> odd = parseSass("//--- .text.k ---\n  /*0000*/  LDG.E R1, desc[UR4][R2.64] ;\n  /* 0xnothex */\n");

@@ -301,9 +301,9 @@ std::vector<SassBlock> basicBlocks(const SassFunction &f) {
   return blocks;
 }
 
-unsigned exposedLoadWaits(const SassFunction &f, const SassLoop &loop) {
+unsigned exposedLoadWaits(const std::vector<SassBlock> &blocks, const SassLoop &loop) {
   unsigned waits = 0;
-  for (const SassBlock &b : basicBlocks(f))
+  for (const SassBlock &b : blocks)
     if (loop.begin <= b.begin && b.end <= loop.end + 1) waits += b.loadWaits;
   return waits;
 }

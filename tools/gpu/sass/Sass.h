@@ -63,7 +63,7 @@ std::vector<SassBlock> basicBlocks(const SassFunction &function);
 // so that loads issued at the end of an iteration and waited for in the next one count. Loads
 // issued a few steps ahead of their use still cost a latency per step when each step waits on
 // their scoreboard; a batch of loads issued back to back before any use costs one.
-unsigned exposedLoadWaits(const SassFunction &function, const SassLoop &loop);
+unsigned exposedLoadWaits(const std::vector<SassBlock> &blocks, const SassLoop &loop);  // blocks: basicBlocks
 
 // The innermost of the natural loops (a backward branch to an instruction that dominates it in the
 // function's control flow) with a global load or store (one that stores before one that only

@@ -48,8 +48,8 @@ std::vector<std::pair<unsigned, unsigned>> kernelLines(const std::string &source
   return ranges;
 }
 
-// The blocks of `f` with their mixes and the memory sites inside kernel lines of `file`.
-std::vector<BlockFacts> blockFacts(const SassFunction &f, const std::string &file,
+// `blocks` of `f` with their mixes and the memory sites inside kernel lines of `file`.
+std::vector<BlockFacts> blockFacts(const SassFunction &f, const std::vector<SassBlock> &blocks, const std::string &file,
                                    const std::vector<std::pair<unsigned, unsigned>> &kernels) {
   std::string prefix = file.substr(file.rfind('/') + 1) + ":";
   auto inKernel = [&](const std::string &site) {
@@ -58,7 +58,7 @@ std::vector<BlockFacts> blockFacts(const SassFunction &f, const std::string &fil
     return std::any_of(kernels.begin(), kernels.end(), [&](auto &r) { return r.first <= line && line <= r.second; });
   };
   std::vector<BlockFacts> facts;
-  for (const SassBlock &b : basicBlocks(f)) {
+  for (const SassBlock &b : blocks) {
     BlockFacts block{instructionMix(f, b.begin, b.end), b.dominator, b.loop, {}};
     block.mix.loadWaits = b.loadWaits;
     for (size_t i = b.begin; i < b.end; ++i) {
@@ -148,11 +148,12 @@ std::vector<KernelSass> sassFacts(const std::string &source, const std::string &
     auto fn = std::find_if(functions.begin(), functions.end(), [&](const SassFunction &f) { return f.symbol == k.symbol; });
     if (fn == functions.end()) throw CudaError(file + ": " + kernel + " (" + k.symbol + ") is missing from nvdisasm's output");
     k.all = instructionMix(*fn, 0, fn->instructions.size());
+    const std::vector<SassBlock> blocks = basicBlocks(*fn);
     if (std::optional<SassLoop> loop = hotLoop(*fn)) {
       k.loop = instructionMix(*fn, loop->begin, loop->end + 1);
-      k.loop->loadWaits = exposedLoadWaits(*fn, *loop);
+      k.loop->loadWaits = exposedLoadWaits(blocks, *loop);
     }
-    k.blocks = blockFacts(*fn, file, kernelRanges);
+    k.blocks = blockFacts(*fn, blocks, file, kernelRanges);
     facts.push_back(std::move(k));
   }
   return facts;

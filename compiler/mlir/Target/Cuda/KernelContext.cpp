@@ -241,7 +241,7 @@ bool KernelContext::partialOutput(const std::string &name) const {
 }
 
 // A per-thread term of an output without channel dimensions: every lane of a warp adds to the same
-// element, so the warp sums first (sf_atomic_add_warp).
+// element, so the warp sums first (sf_atomic_add_lanes_all<1, 1>).
 bool KernelContext::warpReduced(scan::OutputOp out) const {
   const scan::Port &p = port(info.outputs, out.getName());
   return layout.partialOver(out.getValue()) && !(p.mask & exprs.channelDims());

@@ -128,23 +128,10 @@ __device__ __forceinline__ float sf_minimum(float x, float y) {
 }
 __device__ __forceinline__ int sf_min(int a, int b) { return a < b ? a : b; }
 
-// Adds every lane's v to *p (the same address in all 32 lanes, which all call this): a warp
-// reduction in registers, then one atomic per warp instead of 32 on one address.
-__device__ __forceinline__ void sf_atomic_add_warp(float *p, float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  if ((threadIdx.x & 31u) == 0u) atomicAdd(p, v);
-}
-// The same over a warp whose lanes hold `lanes` different elements (lane l the element at p of the
-// lanes l, l + lanes, ...): the sums stay apart, and the first `lanes` lanes add them.
-__device__ __forceinline__ void sf_atomic_add_lanes(float *p, float v, int lanes) {
-#pragma unroll
-  for (int offset = 16; offset >= lanes; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  if ((threadIdx.x & 31u) < (unsigned)lanes) atomicAdd(p, v);
-}
 // Adds R values of every lane into elements that the whole warp adds to: lane l's v[r] to
 // first[r * step], `first` its own element of register 0, where the lanes l, l + LANES, ... (other
-// channels) hold the same elements. A transpose-reduce: at each halving of the lanes that share an
+// channels) hold the same elements (LANES = 1: every lane adds to the same elements, a warp
+// reduction in registers and one atomic per element instead of 32). A transpose-reduce: at each halving of the lanes that share an
 // element, a lane keeps half of its values and adds its partner's copy of that half, so the warp
 // needs about R + log2(32 / (LANES R)) shuffles instead of R log2(32 / LANES), and one atomic
 // instruction adds every element, each by one lane.

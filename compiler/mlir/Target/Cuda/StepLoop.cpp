@@ -276,12 +276,11 @@ class StepPrinter {
       std::string value = vp_.element(v);
       if (!partial)
         in.line(ifGuard(guard) + "sf_st(" + base + ", " + index + ", " + value + ");");
-      else if (!(p.mask & k_.exprs.channelDims()) && (p.mask & k_.exprs.laneMask()))
-        // Lanes hold different elements, beside other register dimensions: the warp adds across its
-        // channels, lane by lane, a register at a time.
-        in.line("sf_atomic_add_lanes(" + address + ", " + guarded(guard, value) + ", SF_LANES);");
       else if (!(p.mask & k_.exprs.channelDims()))
-        in.line("sf_atomic_add_warp(" + address + ", " + guarded(guard, value) + ");");
+        // The same reduction a register at a time: across the channels' lanes where lanes hold
+        // different elements (beside other register dimensions), else across the whole warp.
+        in.line("sf_atomic_add_lanes_all<1, " + std::string(p.mask & k_.exprs.laneMask() ? "SF_LANES" : "1") + ">(" +
+                address + ", 0, {" + guarded(guard, value) + "});");
       else
         in.line(ifGuard(guard) + "atomicAdd(" + address + ", " + value + ");");
     });
