@@ -17,8 +17,7 @@ constexpr float kLn2High = 0.693145751953125f, kLn2Low = 1.428606765330187045e-0
 constexpr float kLog2E = 1.44269504088896341f;
 // 1.5 * 2^23: adding it rounds |y| < 2^22 to an integer, which then sits in the low bits of the sum.
 constexpr float kShift = 12582912.0f;
-constexpr int kShiftBits = 0x4b400000;
-static_assert(std::bit_cast<int>(kShift) == kShiftBits);
+static_assert((std::bit_cast<int>(kShift) & 0x1ff) == 0, "k + 1.5 * 2^23 keeps k mod 2^9 in its low bits");
 
 Expr horner(Expr x, const std::vector<float> &coefficients) {  // highest degree first
   Expr p;
@@ -30,7 +29,7 @@ Expr magnitudeBits(Expr x) { return Halide::reinterpret<int>(x) & 0x7fffffff; }
 Expr isNan(Expr x) { return magnitudeBits(x) > 0x7f800000; }
 
 // x = k ln 2 + r with k = round(x / ln 2) and |r| <= ln2 / 2; returns e^r and sets kBits to the
-// bits of k + 1.5 * 2^23, whose low 9 bits are k mod 2^9 (twoTo reads them without a conversion).
+// bits of k + 1.5 * 2^23, whose low 9 bits are k mod 2^9 (scaleByTwoTo reads them without a conversion).
 // The rounding adds and subtracts 1.5 * 2^23 (Halide lowers floor and round of 16-lane vectors to
 // two 8-lane AVX instructions and the moves between them); strict, or the simplifier would cancel
 // the two.
@@ -46,19 +45,22 @@ Expr expOfReduced(Expr x, Expr &kBits) {
   // below the Taylor series of the same accuracy.
   return horner(r, {1.38146142e-3f, 8.36871011e-3f, 4.16683874e-2f, 1.66665207e-1f, 4.99999935e-1f, 1.0f, 1.0f});
 }
-// 2^k for k in [-126, 127] from any integer whose low 9 bits are k's (expOfReduced's bits, or k):
-// the shift drops the others. Unsigned, where Halide defines the wrap-around.
-Expr twoTo(Expr kBits) {
+// p 2^k for p = e^r (r as expOfReduced leaves it) and k from any integer whose low 9 bits are k's
+// (expOfReduced's bits, or k): k added to p's exponent field, which the shift and the unsigned
+// wrap-around leave as k mod 2^9 there. Exact wherever the result is normal: p's biased exponent is
+// 126 (p < 1) or 127, so k may run from -126 where p >= 1 (r >= 0) to 128 where p < 1 (r < 0) --
+// the whole range of exp's clamped argument (Numerics.h), with no multiply and no second factor.
+Expr scaleByTwoTo(Expr p, Expr kBits) {
   Expr bits = Halide::reinterpret<uint32_t>(kBits);
-  return Halide::reinterpret<float>((bits << 23) + Halide::Expr(uint32_t{127u << 23}));
+  return Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(p) + (bits << 23));
 }
 }  // namespace
 
 Expr exp(Expr x) {
+  // k runs from -126 (at kExpArgMin, above -126 ln 2: r >= 0) to 128 (at kExpArgMax, below
+  // 128 ln 2: r < 0).
   Expr kBits, p = expOfReduced(Halide::clamp(x, scan::kExpArgMin, scan::kExpArgMax), kBits);
-  Expr k = kBits - kShiftBits, half = k >> 1;
-  // 2^k as two normal factors: k runs from -126 to 128.
-  return Halide::select(isNan(x), x, p * twoTo(half) * twoTo(k - half));
+  return Halide::select(isNan(x), x, scaleByTwoTo(p, kBits));
 }
 
 Expr expMinusMagnitude(Expr y) {
@@ -67,9 +69,8 @@ Expr expMinusMagnitude(Expr y) {
   // no-NaN flags let it drop the select.)
   Expr bits = Halide::reinterpret<uint32_t>(y) | Halide::Expr(0x80000000u);
   Expr x = Halide::reinterpret<float>(bits);
-  // k runs from -126 to 0: 2^k is one normal factor.
   Expr kBits, p = expOfReduced(Halide::max(x, scan::kExpArgMin), kBits);
-  return Halide::select(bits > Halide::Expr(0xff800000u), x, p * twoTo(kBits));
+  return Halide::select(bits > Halide::Expr(0xff800000u), x, scaleByTwoTo(p, kBits));
 }
 
 Expr sigmoid(Expr x, bool negated) {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "compiler/api/CompiledModule.h"
+#include "compiler/mlir/Dialect/Scan/IR/Numerics.h"
 
 namespace scanforge::test {
 namespace {
@@ -178,20 +179,24 @@ recurrence edges(x[d], p[d]) -> y[d], z[d], u[d], v[d], w[d] {
     EXPECT_TRUE(std::isnan(y[i]) && std::isnan(u[i]) && std::isnan(v[i]) && std::isnan(w[i]))
         << i << ": " << y[i] << " " << u[i] << " " << v[i] << " " << w[i];
   }
-  // sigmoid(-inf) and softplus(-inf): exp(-inf) clamped to the smallest normal float (Numerics.h).
-  const float tiny = 1.17549435e-38f;
-  EXPECT_LE(u[1], tiny);
+  // sigmoid(-inf) and softplus(-inf): exp(-inf) clamped to exp(kExpArgMin), just above the smallest
+  // normal float (Numerics.h).
+  const double expFloor = std::exp(static_cast<double>(scan::kExpArgMin));
+  EXPECT_GE(expFloor, 1.17549435e-38);
+  EXPECT_LT(expFloor, 1.17549435e-38 * (1 + 1e-5));
+  EXPECT_NEAR(u[1] / expFloor, 1.0, 1e-6);
   EXPECT_EQ(v[1], 1.0f);
   EXPECT_EQ(u[2], 1.0f);
-  EXPECT_LE(v[2], tiny);
+  EXPECT_NEAR(v[2] / expFloor, 1.0, 1e-6);
   EXPECT_EQ(u[5], 0.5f);
-  EXPECT_LE(w[1], tiny);
+  EXPECT_NEAR(w[1] / expFloor, 1.0, 1e-6);
   EXPECT_EQ(w[2], INFINITY);
   EXPECT_EQ(w[4], 1000.0f);
   EXPECT_NEAR(w[5], std::log(2.0), 1e-7);
   EXPECT_TRUE(std::isnan(y[0])) << y[0];
-  EXPECT_NEAR(y[1] / std::exp(-87.3365478515625), 1.0, 1e-6);  // clamped: the smallest normal result
-  EXPECT_NEAR(y[2], 3.4e38f, 1e36f);               // clamped: finite
+  EXPECT_NEAR(y[1] / expFloor, 1.0, 1e-6);  // clamped: the smallest result, normal
+  // clamped: finite, k = 128 added to the exponent of e^r < 1 (Math.cpp)
+  EXPECT_NEAR(y[2] / std::exp(static_cast<double>(scan::kExpArgMax)), 1.0, 1e-6);
   EXPECT_EQ(y[5], 1.0f);
   EXPECT_EQ(y[6], 1.0f);
   EXPECT_EQ(y[7], std::exp(1.0f));

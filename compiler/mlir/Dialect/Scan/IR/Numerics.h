@@ -5,8 +5,10 @@
 namespace scanforge::scan {
 
 // `exp` clamps its argument to this range (float32 bounds whose exp is normal and finite), so it
-// never overflows to inf nor underflows to 0; a NaN argument stays NaN.
-constexpr float kExpArgMin = -87.3365478515625f;
+// never overflows to inf nor underflows to 0; a NaN argument stays NaN. The bounds are the floats
+// just inside [-126 ln 2, 128 ln 2]: the CPU backend adds k = round(x / ln 2) to the exponent of
+// e^(x - k ln 2), which then stays normal (compiler/halide/Math.cpp).
+constexpr float kExpArgMin = -87.33654022216796875f;
 constexpr float kExpArgMax = 88.72283172607421875f;
 
 // log(1 + x) for x in [0, 1] (softplus's log(1 + exp(-|a|))) as 2 atanh(s), s = x / (2 + x) in
