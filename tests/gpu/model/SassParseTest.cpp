@@ -107,6 +107,28 @@ TEST(Sass, TheHotLoopIsTheOneThatStores) {
   EXPECT_EQ(body.sharedBytes, 20u);  // LDS.128 and STS
 }
 
+// A loop with two back edges to its header (a step that may end early, as `continue` compiles):
+// one natural loop, from the header to the last back edge, with the store of the longer path.
+const char *kTwoBackEdgesSass = R"(	.target	sm_90
+//--------------------- .text.tile --------------------------
+.L_x_1:
+        /*0000*/                   LDG.E R4, desc[UR4][R2.64] ;
+        /*0010*/               @P0 BRA `(.L_x_1) ;
+        /*0020*/                   STG.E desc[UR4][R6.64], R4 ;
+        /*0030*/               @P1 BRA `(.L_x_1) ;
+        /*0040*/                   EXIT ;
+)";
+
+TEST(Sass, TheHotLoopSpansEveryBackEdgeOfItsHeader) {
+  std::vector<SassFunction> fns = parseSass(kTwoBackEdgesSass);
+  ASSERT_EQ(fns.size(), 1u);
+  std::optional<SassLoop> loop = hotLoop(fns[0]);
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->begin, 0u);
+  EXPECT_EQ(loop->end, 3u);
+  EXPECT_EQ(instructionMix(fns[0], loop->begin, loop->end + 1).globalStoreBytes, 4u);
+}
+
 // A time loop whose step ends in a shuffle: ptxas puts the divergent-warp path of the shuffle
 // (BRA.DIV) after EXIT, and it branches back into the loop body (.L_x_2). That back edge spans the
 // partial batch after the loop and the EXIT; the hot loop is the time loop (.L_x_1).

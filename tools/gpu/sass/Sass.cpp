@@ -18,16 +18,6 @@ bool hasModifier(const std::string &opcode, const std::string &modifier) {
   return false;
 }
 
-// Global bytes of one execution of each instruction in [begin, end].
-unsigned globalBytes(const SassFunction &f, const SassLoop &loop) {
-  unsigned bytes = 0;
-  for (size_t i = loop.begin; i <= loop.end; ++i) {
-    const SassInstruction &in = f.instructions[i];
-    if (in.globalLoad() || in.globalStore()) bytes += in.accessBytes();
-  }
-  return bytes;
-}
-
 // The control-flow graph of a function: its basic blocks, their dominators, and its natural loops
 // (a back edge to a block that dominates it), for telling loops from other backward branches and
 // for the blocks the model counts executions of.
@@ -309,40 +299,46 @@ unsigned exposedLoadWaits(const std::vector<SassBlock> &blocks, const SassLoop &
 }
 
 std::optional<SassLoop> hotLoop(const SassFunction &f) {
-  std::vector<SassLoop> loops;
-  for (size_t i = 0; i < f.instructions.size(); ++i) {
-    const SassInstruction &in = f.instructions[i];
-    auto it = in.target.empty() ? f.labels.end() : f.labels.find(in.target);
-    if (in.base() == "BRA" && it != f.labels.end() && it->second < i) loops.push_back({it->second, i});
-  }
-  auto contains = [](const SassLoop &outer, const SassLoop &inner) {
-    return outer.begin <= inner.begin && inner.end <= outer.end && (outer.begin != inner.begin || outer.end != inner.end);
-  };
-  // Only loops that move global data count: a register-dimension loop inside the time loop
-  // does not make the time loop an outer one. And only natural loops, whose first instruction
-  // dominates the backward branch: the out-of-line code after the kernel's EXIT (the divergent-warp
-  // path of a shuffle, BRA.DIV) branches back into the loop body it was entered from, a backward
-  // branch whose range would span the loop's tail and everything after it.
+  if (f.instructions.empty()) return std::nullopt;
   ControlFlow flow(f);
-  std::erase_if(loops, [&](const SassLoop &loop) { return globalBytes(f, loop) == 0 || !flow.dominates(loop.begin, loop.end); });
+  std::map<size_t, ControlFlow::Loop> loops = flow.loops();
+  auto bodyHas = [&](const ControlFlow::Loop &loop, auto &&counts) {
+    unsigned total = 0;
+    for (size_t b = 0; b < flow.blocks(); ++b)
+      if (loop.body[b])
+        for (size_t i = flow.begin(b); i < flow.end(b); ++i) total += counts(f.instructions[i]);
+    return total;
+  };
+  auto globalBytesIn = [&](const ControlFlow::Loop &loop) {
+    return bodyHas(loop, [](const SassInstruction &in) { return in.globalLoad() || in.globalStore() ? in.accessBytes() : 0u; });
+  };
+  auto storesIn = [&](const ControlFlow::Loop &loop) {
+    return bodyHas(loop, [](const SassInstruction &in) { return in.globalStore() ? 1u : 0u; }) > 0;
+  };
+  // Only loops that move global data count: a register-dimension loop inside the time loop does
+  // not make the time loop an outer one.
+  std::erase_if(loops, [&](const auto &entry) { return globalBytesIn(entry.second) == 0; });
+  auto inside = [](const ControlFlow::Loop &inner, const ControlFlow::Loop &outer) {
+    bool strict = false;
+    for (size_t b = 0; b < inner.body.size(); ++b) {
+      if (inner.body[b] && !outer.body[b]) return false;
+      strict = strict || (outer.body[b] && !inner.body[b]);
+    }
+    return strict;
+  };
   // Among innermost loops, one that writes memory comes first: a scan's time loop writes its
   // outputs, while a loop that only reads (a chunked kernel's carry, composing the aggregates of
   // the chunks before it) can move more bytes per iteration and still be a side loop.
-  auto stores = [&](const SassLoop &loop) {
-    for (size_t i = loop.begin; i <= loop.end; ++i)
-      if (f.instructions[i].globalStore()) return true;
-    return false;
-  };
   std::optional<SassLoop> best;
   std::pair<bool, unsigned> bestRank{false, 0};
-  for (const SassLoop &loop : loops) {
-    bool innermost = true;
-    for (const SassLoop &other : loops) innermost = innermost && !contains(loop, other);
-    std::pair<bool, unsigned> rank{stores(loop), globalBytes(f, loop)};
-    if (innermost && rank > bestRank) {
-      best = loop;
-      bestRank = rank;
-    }
+  for (const auto &[header, loop] : loops) {
+    bool innermost = std::none_of(loops.begin(), loops.end(), [&](const auto &other) { return inside(other.second, loop); });
+    std::pair<bool, unsigned> rank{storesIn(loop), globalBytesIn(loop)};
+    if (!innermost || rank <= bestRank) continue;
+    size_t last = 0;  // the loop's last backward branch
+    for (size_t b : loop.backEdges) last = std::max(last, flow.end(b) - 1);
+    best = SassLoop{flow.begin(header), last};
+    bestRank = rank;
   }
   return best;
 }

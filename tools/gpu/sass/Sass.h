@@ -65,10 +65,10 @@ std::vector<SassBlock> basicBlocks(const SassFunction &function);
 // their scoreboard; a batch of loads issued back to back before any use costs one.
 unsigned exposedLoadWaits(const std::vector<SassBlock> &blocks, const SassLoop &loop);  // blocks: basicBlocks
 
-// The innermost of the natural loops (a backward branch to an instruction that dominates it in the
-// function's control flow) with a global load or store (one that stores before one that only
-// loads, then the most global bytes), or nullopt when there is none. A branch to itself (the trap
-// after EXIT) is no loop.
+// The innermost of the natural loops (by header, with every back edge to it: the loops basicBlocks
+// places blocks in) whose body has a global load or store (one that stores before one that only
+// loads, then the most global bytes), as the range from its header to its last back edge; nullopt
+// when there is none. A branch to itself (the trap after EXIT) is no loop.
 std::optional<SassLoop> hotLoop(const SassFunction &function);
 
 }  // namespace scanforge::gpu
