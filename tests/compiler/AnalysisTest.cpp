@@ -1,6 +1,7 @@
 // The dialect's analyses (compiler/mlir/Dialect/Scan/Analysis): the facts every target consumes,
 // checked on the models and on small recurrences, and their caching by an AnalysisManager.
 #include "compiler/mlir/Dialect/Scan/Analysis/BackwardSchedule.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/DecayBounds.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/Invariants.h"
 #include "compiler/mlir/Dialect/Scan/Analysis/ParallelDims.h"
 #include "compiler/mlir/Dialect/Scan/IR/Adjoints.h"
@@ -113,6 +114,57 @@ TEST(BackwardSchedule, StatesKeptInOutputsAndStatesToRecompute) {
   EXPECT_EQ(schedule.saved()[0].state.name, "s");
   EXPECT_TRUE(schedule.saved()[0].used);
   EXPECT_FALSE(schedule.saved()[0].output);  // y = sum over n of c * s: no output equals s
+}
+
+// What each state's decay needs to stay within [-1, 1]: "shown" with the conditions on
+// parameters, joined by " and "; "not shown" when the rules do not know the form.
+std::string decayBound(const std::string &source, const std::string &state) {
+  auto c = compileReference(source);
+  if (!c) return "does not compile";
+  scan::DecayBounds bounds(c->forward);
+  for (const scan::DecayBound &b : bounds.states()) {
+    if (b.state != state) continue;
+    if (!b.shown) return "not shown";
+    std::string text = "shown";
+    for (size_t i = 0; i < b.conditions.size(); ++i) text += (i ? " and " : ": ") + b.conditions[i].text();
+    return text;
+  }
+  return "no such state";
+}
+
+TEST(DecayBoundsAnalysis, TheModels) {
+  EXPECT_EQ(decayBound(readModel("selective_ssm"), "s"), "shown: A <= 0");  // exp(softplus(dt) * A)
+  EXPECT_EQ(decayBound(readModel("glu_rnn"), "h"), "shown: |lambda| <= 1");
+  EXPECT_EQ(decayBound(readModel("lru"), "h"), "shown");  // exp(-exp(nu_log))
+  EXPECT_EQ(decayBound(readModel("mingru"), "h"), "shown");  // 1 - sigmoid(k)
+  EXPECT_EQ(decayBound(readModel("minlstm"), "h"), "shown");
+  EXPECT_EQ(decayBound(readModel("mingated"), "h"), "shown");
+  EXPECT_EQ(decayBound(readModel("linear_attention"), "S"), "shown");  // a = 1
+}
+
+TEST(DecayBoundsAnalysis, SignsThroughProductsAndNegations) {
+  // -softplus(dt) * A needs A >= 0; exp(A * B) with two parameters needs one sign of each.
+  EXPECT_EQ(decayBound("recurrence r(x[d], dt[d]; A[d]) -> h[d] {\n  h = exp(-softplus(dt) * A) * h + x\n}\n", "h"),
+            "shown: A >= 0");
+  EXPECT_EQ(decayBound("recurrence r(x[d]; A[d], B[d]) -> h[d] {\n  h = exp(A * exp(B)) * h + x\n}\n", "h"),
+            "shown: A <= 0");
+  EXPECT_EQ(decayBound("recurrence r(x[d]; p[d], q[d]) -> h[d] {\n  h = tanh(p) * q * h + x\n}\n", "h"),
+            "shown: |q| <= 1");
+  // An input as the decay, or a sum of decays, is beyond the rules: not shown, no conditions.
+  EXPECT_EQ(decayBound("recurrence r(x[d], u[d]) -> h[d] {\n  h = u * h + x\n}\n", "h"), "not shown");
+  EXPECT_EQ(decayBound("recurrence r(x[d], k[d]) -> h[d] {\n  h = (sigmoid(k) + 0.5) * h + x\n}\n", "h"), "not shown");
+}
+
+TEST(DecayBoundsAnalysis, ConditionsHoldOnValues) {
+  scan::ParameterBound nonPositive{"A", scan::ParameterBound::NonPositive};
+  EXPECT_TRUE(nonPositive.holds(-1.0f));
+  EXPECT_TRUE(nonPositive.holds(0.0f));
+  EXPECT_FALSE(nonPositive.holds(1e-30f));
+  EXPECT_TRUE(nonPositive.holds(NAN));  // a NaN parameter is reported by the NaN it makes, not here
+  scan::ParameterBound magnitude{"lambda", scan::ParameterBound::MagnitudeAtMostOne};
+  EXPECT_TRUE(magnitude.holds(-1.0f));
+  EXPECT_FALSE(magnitude.holds(1.0001f));
+  EXPECT_FALSE(magnitude.holds(-INFINITY));
 }
 
 TEST(Invariants, ParametersAndMathOnThemOnly) {
