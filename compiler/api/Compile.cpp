@@ -161,6 +161,7 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   Shapes shapes = shapesOf(inputs, params);
   for (const Port &p : sig.inputs) impl_->expect("forward", "input", p, inputs, shapes.step(p), true);
   impl_->expectForwardResults("forward", shapes, shapes, outputs, initial, finals);
+  impl_->warnIfDecayExceedsOne("forward", params);
 
   cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), sig.reverse);
   run.stepInputs = Impl::host(inputs);
@@ -257,6 +258,7 @@ Recurrence CompiledModule::recurrence(const std::string &name) const {
   for (const scan::Port &p : ports.outputs()) sig.outputs.push_back(apiPort(ports, p));
   if (sig.inputs.empty())
     throw CompileError(impl_->path + ": recurrence '" + sig.name + "' has no inputs, so its batch and length are unknown");
+  impl->decayBounds = impl_->analyses().getChildAnalysis<scan::DecayBounds>(forward).states();
   const scan::Ports &adjoints = impl_->analyses().getChildAnalysis<scan::Ports>(backward);
   for (scan::PortKind kind : {scan::PortKind::Input, scan::PortKind::State, scan::PortKind::Output, scan::PortKind::Accum})
     for (const scan::Port &p : adjoints.of(kind))

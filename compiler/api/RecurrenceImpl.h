@@ -3,17 +3,22 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <mutex>
 
 #include "compiler/api/CompiledModuleImpl.h"
 #include "compiler/halide/CpuExecutor.h"
 #include "compiler/halide/StepRunner.h"
+#include "compiler/mlir/Dialect/Scan/Analysis/DecayBounds.h"
 
 namespace scanforge {
 
 namespace detail {
 
 std::string shapeText(const std::vector<int64_t> &shape);
+
+// Gives a warning to the handler of setWarningHandler, or prints it to stderr (Warnings.cpp).
+void warn(const std::string &message);
 
 // The CPU programs of one compiled recurrence, shared by every Recurrence with the same IR (they
 // keep the module that holds it alive).
@@ -39,7 +44,15 @@ struct Recurrence::Impl {
   // The backward program's port standing for the adjoint of each forward port, by kind and name.
   std::map<std::pair<scan::PortKind, std::string>, std::string> adjointPorts;
 
+  // What keeps each state's decay at most 1 in magnitude (scan::DecayBounds of the forward), and
+  // whether a call's parameters broke it already: the warning is given once per compiled recurrence.
+  std::vector<scan::DecayBound> decayBounds;
+  mutable std::atomic<bool> warnedDecay{false};
+
   std::string where(const char *call) const { return signature.name + "." + call + ": "; }
+
+  // Warns (setWarningHandler) the first time a call's parameters break a condition of decayBounds.
+  void warnIfDecayExceedsOne(const char *call, const TensorViews &params) const;
 
   void expect(const char *call, const char *role, const Port &port, const TensorViews &views,
               const std::vector<int64_t> &shape, bool required) const {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -173,6 +174,13 @@ class Recurrence {
   friend class CompiledModule;
   std::shared_ptr<Impl> impl_;
 };
+
+// Warnings: a call that runs, but whose result is likely not what was meant (a state's decay above
+// 1 in magnitude, docs/dsl.md "Decays above 1"). By default each is printed to stderr as
+// "scanforge: warning: ..."; setWarningHandler replaces that for the whole process (an empty
+// handler restores it). The handler runs on the thread that made the call.
+using WarningHandler = std::function<void(const std::string &message)>;
+void setWarningHandler(WarningHandler handler);
 
 // One recurrence of a .scan file (CompileOptions::recurrence, or the file's only one); the same as
 // compileModule(path, options).recurrence(options.recurrence) (CompiledModule.h).

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "python/csrc/Registry.h"
 
@@ -15,10 +17,17 @@ namespace {
 std::mutex compileMutex;
 std::map<std::string, CompiledModule> modules;  // by file and content
 std::map<std::string, std::string> requested;   // file, content and requested name -> key
+thread_local std::vector<std::string> pendingWarnings;  // takeWarnings
 
 }  // namespace
 
+std::vector<std::string> takeWarnings() { return std::exchange(pendingWarnings, {}); }
+
 std::string loadScan(const std::string &path, const std::string &recurrence, bool transitions) {
+  // The API's warnings (a decay above 1) wait on their thread for takeWarnings. (TORCH_WARN from
+  // an op reaches Python's warnings only in some torch versions; 1.13 logs it to stderr.)
+  static std::once_flag handler;
+  std::call_once(handler, [] { setWarningHandler([](const std::string &message) { pendingWarnings.push_back(message); }); });
   std::ifstream file(path);
   if (!file) C10_THROW_ERROR(ValueError, "scanforge.load: cannot read '" + path + "'");
   std::stringstream text;

@@ -9,6 +9,7 @@
 //   scan_backward(key, inputs, params, initial_names, initial, output_grads, final_grads, cu_seqlens)
 //       -> input grads..., param grads..., initial grads...
 //   scan_step(key, inputs, params, state_names, states) -> outputs..., states...   (decoding, CPU)
+//   take_warnings() -> messages              the API's warnings given on this thread (a decay above 1)
 //
 // cu_seqlens (optional) makes a call packed (docs/sequences.md).
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -185,12 +186,14 @@ std::string loadScan(const std::string &path, const std::string &, bool) {
   C10_THROW_ERROR(ValueError, "scanforge.load('" + path + "'): this build has no compiler (runtime-only); "
                               "serve a kernel package with scanforge.load_package");
 }
+std::vector<std::string> takeWarnings() { return {}; }
 #endif
 
 TORCH_LIBRARY(scanforge, m) {
   m.def("load(str path, str recurrence, bool transitions=False) -> str", &loadScan);
   m.def("load_package(str dir, str recurrence) -> str", &loadPackage);
   m.def("signature(str key) -> str", &signatureJson);
+  m.def("take_warnings() -> str[]", &takeWarnings);
   m.def("scan(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial, "
         "Tensor? cu_seqlens=None) -> Tensor[]");
   m.def("scan_backward(str key, Tensor[] inputs, Tensor[] params, str[] initial_names, Tensor[] initial, "

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler/api/Scanforge.h"  // Signature and Port: plain structs, no compiler code
 #include "runtime/cuda/KernelPackage.h"
@@ -38,6 +39,9 @@ struct Loaded {
 // (CompileOptions::transitions, for context parallelism). ValueError with the diagnostics; in a
 // build without the compiler, ValueError pointing to load_package.
 std::string loadScan(const std::string &path, const std::string &recurrence, bool transitions);
+// The API's warnings (Scanforge.h, setWarningHandler) given on this thread since the last call, in
+// order (the Python package turns each into a UserWarning); none in a build without the compiler.
+std::vector<std::string> takeWarnings();
 // Reads the kernel package in `dir` and returns the key of its forward recurrence `recurrence`
 // ("": the package's only forward one).
 std::string loadPackage(const std::string &dir, const std::string &recurrence);

@@ -2,6 +2,7 @@
 import functools
 import json
 import os
+import warnings
 
 import torch
 
@@ -76,6 +77,7 @@ class Recurrence:
         else:
             results = torch.ops.scanforge.scan(self._key, inputs, params, list(initial), list(initial.values()),
                                                cu_seqlens)
+        _give_warnings()
         outputs, finals = self._results(results)
         return (outputs, finals) if output_final_state else outputs
 
@@ -97,6 +99,7 @@ class Recurrence:
             results = torch.ops.scanforge.scan(self._key, [t.unsqueeze(1) for t in inputs], params, list(state),
                                                list(state.values()))
             results = [r.squeeze(1) for r in results[:len(sig.outputs)]] + list(results[len(sig.outputs):])
+        _give_warnings()
         return self._results(results)
 
     def _ports(self, tensors, lead):
@@ -135,6 +138,13 @@ class Recurrence:
                              "which the compiler makes: load the .scan file with scanforge.load (a kernel "
                              "package has no transition)")
         return torch.ops.scanforge.load(*self._source, True)
+
+
+def _give_warnings():
+    """The runtime's warnings of the call just made (a decay above 1, docs/dsl.md) as UserWarnings
+    at the caller's line."""
+    for message in torch.ops.scanforge.take_warnings():
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,68 @@
+// Warnings of the API (Scanforge.h, setWarningHandler) and the one it gives: a call's parameters
+// that let a state's decay exceed 1 in magnitude (scan::DecayBounds).
+#include <iostream>
+#include <sstream>
+
+#include "compiler/api/RecurrenceImpl.h"
+
+namespace scanforge {
+
+namespace {
+
+std::mutex handlerMutex;
+WarningHandler handler;
+
+// "[3, 7]": the row-major index of element `flat` of a tensor of `shape`.
+std::string elementIndex(int64_t flat, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] > 0 ? flat % shape[d] : 0;
+    flat = shape[d] > 0 ? flat / shape[d] : 0;
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < index.size(); ++d) text += (d ? ", " : "") + std::to_string(index[d]);
+  return text + "]";
+}
+
+}  // namespace
+
+void setWarningHandler(WarningHandler h) {
+  std::lock_guard<std::mutex> lock(handlerMutex);
+  handler = std::move(h);
+}
+
+void detail::warn(const std::string &message) {
+  WarningHandler h;
+  {
+    std::lock_guard<std::mutex> lock(handlerMutex);
+    h = handler;
+  }
+  if (h) return h(message);
+  std::cerr << "scanforge: warning: " << message << std::endl;
+}
+
+void Recurrence::Impl::warnIfDecayExceedsOne(const char *call, const TensorViews &params) const {
+  if (warnedDecay.load(std::memory_order_relaxed)) return;
+  for (const scan::DecayBound &bound : decayBounds)
+    for (const scan::ParameterBound &condition : bound.conditions) {
+      auto it = params.find(condition.param);
+      if (it == params.end() || !it->second.data) continue;  // the shape checks report it
+      const TensorView &view = it->second;
+      int64_t n = 1;
+      for (int64_t extent : view.shape) n *= extent;
+      const float *values = static_cast<const float *>(view.data);
+      for (int64_t i = 0; i < n; ++i) {
+        if (condition.holds(values[i])) continue;
+        if (warnedDecay.exchange(true)) return;
+        std::ostringstream value;
+        value << values[i];
+        detail::warn(where(call) + "parameter " + condition.param + elementIndex(i, view.shape) + " = " + value.str() +
+                     " breaks " + condition.text() + ", which keeps the decay of state '" + bound.state +
+                     "' at most 1 in magnitude for every input: the state can grow without bound over the steps "
+                     "(given once per recurrence; docs/dsl.md, \"Decays above 1\")");
+        return;
+      }
+    }
+}
+
+}  // namespace scanforge

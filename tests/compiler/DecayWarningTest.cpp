@@ -1,0 +1,60 @@
+// The API's warning when a call's parameters let a state's decay exceed 1 in magnitude
+// (scan::DecayBounds, docs/dsl.md "Decays above 1"): given once per recurrence to the handler of
+// setWarningHandler, naming the parameter's element, its value and the condition it breaks; none
+// while the parameters keep every decay within 1.
+#include <gtest/gtest.h>
+
+#include "compiler/api/Scanforge.h"
+#include "tests/compiler/CompilerTestUtil.h"
+
+namespace scanforge::test {
+namespace {
+
+// Collects the warnings given while it lives; the default handler (stderr) afterwards.
+struct CollectWarnings {
+  std::vector<std::string> messages;
+  CollectWarnings() {
+    setWarningHandler([this](const std::string &m) { messages.push_back(m); });
+  }
+  ~CollectWarnings() { setWarningHandler(nullptr); }
+};
+
+// One forward of the selective SSM at B=1 T=3 d=2 n=2 with these A (row-major [d, n]).
+void forwardSsm(const Recurrence &rec, std::vector<float> a) {
+  std::vector<float> x = {0.5f, -0.25f, 1.0f, 0.75f, -0.5f, 0.125f}, dt = {0.1f, -0.3f, 0.7f, 0.2f, -1.0f, 0.4f};
+  std::vector<float> b = {0.3f, -0.6f, 0.9f, 0.2f, -0.4f, 0.8f}, c = {-0.7f, 0.5f, 0.1f, -0.2f, 0.6f, 0.3f};
+  std::vector<float> d = {1.0f, 0.5f}, y(6);
+  std::vector<int64_t> steps = {1, 3, 2};
+  rec.forward({{"x", {x.data(), steps}}, {"dt", {dt.data(), steps}}, {"B", {b.data(), steps}}, {"C", {c.data(), steps}}},
+              {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}, {}, {{"y", {y.data(), steps}}}, {}, nullptr);
+}
+
+TEST(DecayWarning, GivenOnceWhenAParameterBreaksItsBound) {
+  Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
+  CollectWarnings warnings;
+  forwardSsm(rec, {-1.0f, -2.0f, -0.5f, 0.0f});
+  EXPECT_TRUE(warnings.messages.empty());
+  forwardSsm(rec, {-1.0f, -2.0f, 0.25f, -1.0f});
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  const std::string &m = warnings.messages[0];
+  EXPECT_NE(m.find("selective_ssm.forward: parameter A[1, 0] = 0.25 breaks A <= 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("state 's'"), std::string::npos) << m;
+  forwardSsm(rec, {3.0f, 3.0f, 3.0f, 3.0f});
+  EXPECT_EQ(warnings.messages.size(), 1u);  // once per recurrence
+  Recurrence other = compileSource("selective_ssm.scan", readModel("selective_ssm"));
+  forwardSsm(other, {-1.0f, 1.0f, -1.0f, -1.0f});
+  ASSERT_EQ(warnings.messages.size(), 2u);
+  EXPECT_NE(warnings.messages[1].find("A[0, 1] = 1 breaks"), std::string::npos) << warnings.messages[1];
+}
+
+TEST(DecayWarning, NoneWhereTheDecayNeedsNoCondition) {
+  Recurrence rec = compileSource("mingru.scan", readModel("mingru"));  // 1 - sigmoid(k)
+  CollectWarnings warnings;
+  std::vector<float> k = {50.0f, -50.0f, 3.0f, -3.0f}, u = {1.0f, 2.0f, -1.0f, 0.5f}, h(4);
+  std::vector<int64_t> steps = {1, 2, 2};
+  rec.forward({{"k", {k.data(), steps}}, {"u", {u.data(), steps}}}, {}, {}, {{"h", {h.data(), steps}}}, {}, nullptr);
+  EXPECT_TRUE(warnings.messages.empty());
+}
+
+}  // namespace
+}  // namespace scanforge::test

@@ -1,0 +1,33 @@
+"""A call whose parameters let a state's decay exceed 1 in magnitude gives a Python UserWarning,
+once per loaded recurrence, naming the parameter's element and the condition it breaks
+(docs/dsl.md, "Decays above 1")."""
+import warnings
+
+import pytest
+import torch
+
+import scanforge
+from conftest import model, random_call
+
+
+def fresh_ssm(tmp_path):
+    """The selective SSM under a path of its own: a recurrence no earlier call has warned for."""
+    path = tmp_path / "selective_ssm.scan"
+    with open(model("selective_ssm")) as source:
+        path.write_text(source.read())
+    return scanforge.load(str(path))
+
+
+def test_a_decay_above_one_warns_once(tmp_path):
+    rec = fresh_ssm(tmp_path)
+    tensors, _ = random_call(rec, torch.float32)
+    tensors["A"] = -tensors["A"].abs() - 0.1  # every decay exp(softplus(dt) * A) below 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec(**tensors)
+    tensors["A"][1, 2] = 0.5
+    with pytest.warns(UserWarning, match=r"selective_ssm\.forward: parameter A\[1, 2\] = 0\.5 breaks A <= 0"):
+        rec(**tensors)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec(**tensors)  # given once per recurrence
