@@ -12,16 +12,14 @@ namespace {
 std::mutex handlerMutex;
 WarningHandler handler;
 
-// "[3, 7]": the row-major index of element `flat` of a tensor of `shape`.
-std::string elementIndex(int64_t flat, const std::vector<int64_t> &shape) {
+// The row-major index of element `flat` of a tensor of `shape`.
+std::vector<int64_t> elementIndex(int64_t flat, const std::vector<int64_t> &shape) {
   std::vector<int64_t> index(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
     index[d] = shape[d] > 0 ? flat % shape[d] : 0;
     flat = shape[d] > 0 ? flat / shape[d] : 0;
   }
-  std::string text = "[";
-  for (size_t d = 0; d < index.size(); ++d) text += (d ? ", " : "") + std::to_string(index[d]);
-  return text + "]";
+  return index;
 }
 
 }  // namespace
@@ -56,7 +54,7 @@ void Recurrence::Impl::warnIfDecayExceedsOne(const char *call, const TensorViews
         if (warnedDecay.exchange(true)) return;
         std::ostringstream value;
         value << values[i];
-        detail::warn(where(call) + "parameter " + condition.param + elementIndex(i, view.shape) + " = " + value.str() +
+        detail::warn(where(call) + "parameter " + condition.param + detail::shapeText(elementIndex(i, view.shape)) + " = " + value.str() +
                      " breaks " + condition.text() + ", which keeps the decay of state '" + bound.state +
                      "' at most 1 in magnitude for every input: the state can grow without bound over the steps "
                      "(given once per recurrence; docs/dsl.md, \"Decays above 1\")");

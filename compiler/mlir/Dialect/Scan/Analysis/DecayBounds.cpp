@@ -89,26 +89,25 @@ class Rules {
     auto y = [&](Range s) { return in(op->getOperand(1), s); };
     switch (r) {
       case NonNegativeRange:
-        if (llvm::isa<mlir::math::ExpOp, mlir::math::AbsFOp, SigmoidOp, SoftplusOp, GOp>(op)) return always(true);
-        if (llvm::isa<mlir::arith::NegFOp>(op)) return x(NonPositiveRange);
+      case NonPositiveRange: {
+        // One sign's rules, the other's by negation: a product or quotient has sign r where its
+        // operands have the same sign (r non-negative) or opposite ones (r non-positive).
+        const bool nonNegative = r == NonNegativeRange;
+        const Range other = nonNegative ? NonPositiveRange : NonNegativeRange;
+        if (nonNegative && llvm::isa<mlir::math::ExpOp, mlir::math::AbsFOp, SigmoidOp, SoftplusOp, GOp>(op))
+          return always(true);
+        if (llvm::isa<mlir::arith::NegFOp>(op)) return x(other);
         if (llvm::isa<mlir::arith::MulFOp, mlir::arith::DivFOp>(op)) {
-          if (op->getOperand(0) == op->getOperand(1)) return always(true);
-          return either(both(x(NonNegativeRange), y(NonNegativeRange)), both(x(NonPositiveRange), y(NonPositiveRange)));
+          if (nonNegative && op->getOperand(0) == op->getOperand(1)) return always(true);
+          return either(both(x(NonNegativeRange), y(r)), both(x(NonPositiveRange), y(other)));
         }
-        if (llvm::isa<mlir::arith::AddFOp>(op)) return both(x(NonNegativeRange), y(NonNegativeRange));
-        if (llvm::isa<mlir::arith::SubFOp>(op)) return both(x(NonNegativeRange), y(NonPositiveRange));
-        if (llvm::isa<mlir::arith::MaximumFOp, mlir::arith::MaxNumFOp>(op))
-          return either(x(NonNegativeRange), y(NonNegativeRange));
+        if (llvm::isa<mlir::arith::AddFOp>(op)) return both(x(r), y(r));
+        if (llvm::isa<mlir::arith::SubFOp>(op)) return both(x(r), y(other));
+        if (nonNegative ? llvm::isa<mlir::arith::MaximumFOp, mlir::arith::MaxNumFOp>(op)
+                        : llvm::isa<mlir::arith::MinimumFOp, mlir::arith::MinNumFOp>(op))
+          return either(x(r), y(r));
         return std::nullopt;
-      case NonPositiveRange:
-        if (llvm::isa<mlir::arith::NegFOp>(op)) return x(NonNegativeRange);
-        if (llvm::isa<mlir::arith::MulFOp, mlir::arith::DivFOp>(op))
-          return either(both(x(NonNegativeRange), y(NonPositiveRange)), both(x(NonPositiveRange), y(NonNegativeRange)));
-        if (llvm::isa<mlir::arith::AddFOp>(op)) return both(x(NonPositiveRange), y(NonPositiveRange));
-        if (llvm::isa<mlir::arith::SubFOp>(op)) return both(x(NonPositiveRange), y(NonNegativeRange));
-        if (llvm::isa<mlir::arith::MinimumFOp, mlir::arith::MinNumFOp>(op))
-          return either(x(NonPositiveRange), y(NonPositiveRange));
-        return std::nullopt;
+      }
       case UnitInterval:
         if (llvm::isa<SigmoidOp>(op)) return always(true);
         if (llvm::isa<mlir::math::ExpOp>(op)) return x(NonPositiveRange);  // e^x <= 1 for x <= 0

@@ -3,8 +3,8 @@
 // legal recurrence but almost always a training accident. For each state of a forward recurrence
 // the decay a is shown bounded for every input, bounded under sign or magnitude conditions on
 // parameters (exp(softplus(dt) * A) needs A <= 0, lambda * h needs |lambda| <= 1), or not shown
-// (a form the rules below do not know, such as an input as the decay). Targets check the conditions
-// on the parameters a call passes (docs/dsl.md, "Decays above 1").
+// (a form the rules below do not know, such as an input as the decay). The CPU API checks the
+// conditions on the parameters a call passes (docs/dsl.md, "Decays above 1").
 #pragma once
 
 #include <string>
