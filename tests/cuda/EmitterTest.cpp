@@ -55,10 +55,25 @@ TEST(CudaEmitter, SequentialBackwardRecomputesAnOutputStateChunkedReadsIt) {
   EXPECT_EQ(buffer(bwd, "h.initial")["role"], "forward_initial_state");
   EXPECT_EQ(buffer(bwd, "h.checkpoints")["role"], "checkpoint");
   EXPECT_TRUE(buffer(recurrence(m, "mingru"), "h.checkpoints")["for_backward"].get<bool>());
-  // One float of recomputed h per thread and step, and the stash of k and u: 256 threads * 4 bytes.
-  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "(1024*(1)+2048*$STASH)*$L");
+  // One float of recomputed h per thread and step, and the stash of the gates the recompute walk
+  // computes for the steps (sigmoid(k), g(u), g'(u), sigmoid(k) sigmoid(-k)): 256 threads * 4 bytes.
+  EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "(1024*(1)+4096*$STASH)*$L");
   EXPECT_EQ(bwd["strategies"]["chunked"][0]["shared_bytes"], "(2048*$STASH)*$L");  // k and h.grad
   EXPECT_FALSE(bwd.contains("recompute_bytes_per_step"));  // the launches say it
+}
+
+// The sequential backward's recompute walk stashes the steps' gates only where that spares the
+// steps a transcendental function: minLSTM's six (its quotient gate and complement, g(u), g'(u),
+// sigmoid(-f), sigmoid(-i)) instead of f, i and u; the GLU RNN's steps evaluate none, so it
+// keeps its inputs' stash.
+TEST(CudaEmitter, TheRecomputeWalkStashesGatesWhereTheySpareTranscendentals) {
+  EXPECT_EQ(recurrence(manifestOfModel("minlstm"), "minlstm.backward")["strategies"]["sequential"][0]["shared_bytes"],
+            "(1024*(1)+6144*$STASH)*$L");
+  EXPECT_EQ(recurrence(manifestOfModel("glu_rnn"), "glu_rnn.backward")["strategies"]["sequential"][0]["shared_bytes"],
+            "(1024*(1)+2048*$STASH)*$L");
+  // The register arrays of the selective SSM leave no room for a stash in the sequential kernel.
+  EXPECT_EQ(recurrence(manifestOfModel("selective_ssm"), "selective_ssm.backward")["strategies"]["sequential"][0]["shared_bytes"],
+            "256*(n/$LANES)*$L");
 }
 
 TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {

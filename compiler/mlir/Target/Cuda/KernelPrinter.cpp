@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "compiler/mlir/Target/Cuda/GateCut.h"
 #include "compiler/mlir/Target/Cuda/KernelContext.h"
 #include "compiler/mlir/Target/Cuda/Prelude.h"
 #include "compiler/mlir/Target/Cuda/StepCost.h"
@@ -226,16 +227,16 @@ class Printer {
   StepLoop recomputeWalk(int batchSteps) const {
     return StepLoop{&*k_.fwdValues, k_.fwd,          &k_.fwdInvariant, liveOps(k_.recomputeOps, Mode::Recompute),
                     Mode::Recompute, k_.fwd->descending, "fs",          batchSteps,
-                    {},              {},                 {}};
+                    {},              {},                 {},               nullptr, {}};
   }
   StepLoop summaryWalk(int batchSteps) const {
     return StepLoop{&k_.values,   &info_,            &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
                     Mode::Summary, info_.descending, "s",           batchSteps,
-                    {},            {},               {}};
+                    {},            {},               {},            nullptr, {}};
   }
   StepLoop fullWalk(const std::string &prefix, int batchSteps) const {
     return StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.fullOps, Mode::Full), Mode::Full, info_.descending, prefix,
-                    batchSteps, {},      {},     {}};
+                    batchSteps, {},      {},     {},            nullptr, {}};
   }
 
   // The forward states of chunk sf_c, recomputed from its checkpoint into shared memory.
@@ -272,6 +273,7 @@ class Printer {
     // recomputed states (the selective SSM's n) fill its shared memory and short chunks already.
     bool arrays = !llvm::all_of(k_.recomputed, [&](const scan::SavedState *s) { return k_.oneFloatPerThread(s->state); });
     c.stashFloats = chunked || !arrays ? planStash(walks, k_, {}) : 0;
+    if (!chunked && !arrays && !c.recompute.ops.empty()) stashGates(c);
     if (chunked) {
       Walks derived = c;
       if (stashUpdateOperands(derived) && derived.stashFloats <= c.stashFloats) c = derived;
@@ -317,6 +319,26 @@ class Printer {
     c.stashFloats = planStash(walks, k_, slots);
     return true;
   }
+  // A sequential backward's recompute walk computes the reverse walk's gates from the inputs it
+  // loads and stashes them (GateCut.h), where that spares the reverse walk a transcendental
+  // function: minGRU's reverse walk then evaluates no sigmoid (4 slots instead of 2, k and u).
+  void stashGates(Walks &c) const {
+    std::vector<std::string> keys = scalarStepLoads(k_, c.recompute);
+    GateCut cut = gateCut(k_, c.full.ops, std::set<std::string>(keys.begin(), keys.end()));
+    if (cut.leaves.empty()) return;
+    std::map<std::string, int> slots;
+    for (Operation *leaf : cut.leaves) slots.emplace(stashValueKey(k_.values, leaf->getResult(0)), static_cast<int>(slots.size()));
+    for (StepLoop *walk : {&c.recompute, &c.full}) walk->stashWrites.clear(), walk->stashReads.clear();
+    for (auto &[key, slot] : slots) {
+      c.recompute.stashWrites[key] = slot;
+      c.full.stashReads[key] = slot;
+    }
+    c.recompute.gateValues = &k_.values;
+    c.recompute.gateOps = cut.ops;
+    c.full.unstashedOps = c.full.ops;
+    c.full.ops = liveOps(k_.fullOps, Mode::Full, OpSet(cut.leaves.begin(), cut.leaves.end()));
+    c.stashFloats = planStash({&c.recompute, &c.full}, k_, slots);
+  }
   // A kernel's stash (KernelContext::stashElement): every one-float step value that more than one
   // of its walks loads gets a slot; the first walk to load it stores it there, the later ones read
   // it back. Returns the floats per thread and step. Whether a plan uses it is the planner's choice
@@ -341,6 +363,7 @@ class Printer {
     StepLoop unstashed = walk;
     unstashed.stashWrites.clear();
     unstashed.stashReads.clear();
+    unstashed.gateOps.clear();
     if (!walk.unstashedOps.empty()) unstashed.ops = walk.unstashedOps;
     w.line("#if SF_STASH");
     print(walk);

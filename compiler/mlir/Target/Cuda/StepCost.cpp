@@ -33,8 +33,9 @@ bool absorbed(mlir::Operation *op) {
   return false;
 }
 
-// Instructions of one element of `op` as the prelude and NVRTC compute it (MUFU counted as 4).
-int costOf(mlir::Operation *op) {
+}  // namespace
+
+int opInstructions(mlir::Operation *op) {
   if (absorbed(op)) return 0;
   if (isSoftplusDifference(op)) return 30;  // three FMUL + MUFU.EX2, MUFU.RCP, selects
   return llvm::TypeSwitch<mlir::Operation *, int>(op)
@@ -54,15 +55,13 @@ int costOf(mlir::Operation *op) {
       .Default([](mlir::Operation *) { return 1; });
 }
 
-}  // namespace
-
 std::string stepInstructions(const KernelContext &k) {
   std::map<std::string, int> byRegisterCount;  // register elements (a formula) -> instructions
   auto add = [&](const OpList &ops, const ValuePrinter &values) {
     for (mlir::Operation *op : ops) {
       if (!op->getNumResults() && !op->getNumOperands()) continue;
       mlir::Value v = op->getNumResults() ? op->getResult(0) : op->getOperand(op->getNumOperands() - 1);
-      byRegisterCount[k.exprs.formulaRegisterCount(values.dimsOf(v))] += costOf(op);
+      byRegisterCount[k.exprs.formulaRegisterCount(values.dimsOf(v))] += opInstructions(op);
       // A sum over the lane dimension adds across the lanes too: a shuffle and an add per step of
       // the butterfly, for each element of the result.
       if (auto sum = llvm::dyn_cast<scan::SumOp>(op); sum && k.exprs.laneDim() >= 0 &&

@@ -13,4 +13,10 @@ namespace scanforge::cuda {
 
 std::string stepInstructions(const KernelContext &k);
 
+// Instructions of one element of `op` as the prelude and NVRTC compute it (MUFU counted as 4).
+int opInstructions(mlir::Operation *op);
+// From this many on, an op is a transcendental function's (exp, sigmoid, softplus, g, log, tanh,
+// sqrt; a division): what a walk that reads its value from shared memory saves.
+constexpr int kTranscendentalInstructions = 10;
+
 }  // namespace scanforge::cuda

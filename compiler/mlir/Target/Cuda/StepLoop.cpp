@@ -153,6 +153,7 @@ class StepPrinter {
       if (auto write = loop_.stashWrites.find(key); write != loop_.stashWrites.end())
         w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + vp_.element(l.value) + ";");
     }
+    if (!loop_.gateOps.empty()) printGates();
     if (loop_.mode == Mode::Recompute) {
       for (const scan::SavedState *s : k_.recomputed) {
         std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
@@ -166,6 +167,22 @@ class StepPrinter {
     printBody();
     if (loop_.mode == Mode::Recompute) w_.close();
     w_.close().close();
+  }
+
+  // A backward's values for the stash (StepLoop::gateOps), from the forward inputs this walk
+  // loaded: every step's, the chunk's last included.
+  void printGates() {
+    const ValuePrinter &gates = *loop_.gateValues;
+    for (Operation *op : loop_.gateOps) {
+      if (auto in = llvm::dyn_cast<scan::InputOp>(op)) {
+        auto load = llvm::find_if(steps_, [&](const StepLoad &l) { return l.input && l.input->name == in.getName(); });
+        gates.assign(w_, in.getResult(), [&] { return vp_.element(load->value); });
+        continue;
+      }
+      gates.printMath(w_, op);
+      if (auto write = loop_.stashWrites.find(stashValueKey(gates, op->getResult(0))); write != loop_.stashWrites.end())
+        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + gates.element(op->getResult(0)) + ";");
+    }
   }
 
   std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }

@@ -35,6 +35,10 @@ struct StepLoop {
   // The ops without the stash where reading computed values from it leaves some out of `ops`
   // (empty: the same ops).
   OpList unstashedOps;
+  // A backward's recompute walk with the gate stash (GateCut.h): ops of the backward (printed by
+  // `gateValues`) it evaluates at every step from the forward inputs it loads, for the stash.
+  const ValuePrinter *gateValues = nullptr;
+  OpList gateOps;
 };
 
 // The stash key of a value a walk computes: the same op of the recurrence in every walk that runs it.
