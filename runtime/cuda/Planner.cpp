@@ -50,7 +50,8 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   int64_t sharedPerStep = p.stash ? shared.stashed : shared.plain;
   if (sharedPerStep > 0) {
     size_t blockBytes = static_cast<size_t>(sharedPerStep * p.chunk);
-    residentPerSm = std::min(residentPerSm, static_cast<double>(d.blocksBySharedMemory(blockBytes) * r.blockThreads));
+    int64_t blockThreads = chunked ? r.chunkedBlockThreads : r.sequentialBlockThreads;
+    residentPerSm = std::min(residentPerSm, static_cast<double>(d.blocksBySharedMemory(blockBytes) * blockThreads));
   }
   double resident = std::min(threads, sms * residentPerSm);
   // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.
@@ -78,7 +79,7 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   // already, so the drain extends the traffic's time only.
   double streaming = c.bytes / c.bandwidth;
   if (chunked) {
-    c.tiles = static_cast<double>(cdiv(r.channels, r.blockThreads) * r.batch * p.chunks * r.passes);
+    c.tiles = static_cast<double>(cdiv(r.channels, r.chunkedBlockThreads) * r.batch * p.chunks * r.passes);
     streaming += 2 * chunk * hop;
   }
   c.seconds = std::max({streaming, c.criticalPath, c.walks}) + c.tiles * d.tileOverhead / sms + d.launchOverhead;

@@ -88,9 +88,10 @@ struct PlanRequest {
   // per thread every 12 steps: 11 bytes per step against 60 of inputs).
   double checkpointBytes = 0;
   int multiprocessors = 1;
-  // Threads per block of the chunked kernel and kernels per call (forward, backward): a chunked
-  // call runs blockThreads-channel tiles of every chunk, each with a fixed cost.
-  int64_t blockThreads = 128, passes = 1;
+  // Threads per block of the sequential and the chunked kernels, and kernels per call (forward,
+  // backward): a chunked call runs chunkedBlockThreads-channel tiles of every chunk, each with a
+  // fixed cost.
+  int64_t sequentialBlockThreads = 128, chunkedBlockThreads = 128, passes = 1;
   int64_t maxGridYZ = 65535;  // the device's grid y/z limit (DeviceBackend::maxGridYZ)
   int chainGroup = kChainGroup;  // chunks per carry group of the chunked kernel (its manifest's chain_group)
   // Steps the kernels' step loops load together, sequential and chunked: a chunk length taken from

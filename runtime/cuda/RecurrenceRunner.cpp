@@ -168,7 +168,8 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   request.readBytesPerStep = read / static_cast<double>(request.channels);
   request.writtenBytesPerStep = written / static_cast<double>(request.channels);
   request.multiprocessors = device_.multiprocessors();
-  if (!fwd_.chunked.empty() && fwd_.chunked.front().block > 0) request.blockThreads = fwd_.chunked.front().block;
+  if (!fwd_.sequential.empty() && fwd_.sequential.front().block > 0) request.sequentialBlockThreads = fwd_.sequential.front().block;
+  if (!fwd_.chunked.empty() && fwd_.chunked.front().block > 0) request.chunkedBlockThreads = fwd_.chunked.front().block;
   request.passes = bwd_ ? 2 : 1;
   request.chainGroup = fwd_.chainGroup;
   request.maxGridYZ = device_.maxGridYZ();

@@ -82,7 +82,8 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["role"], "checkpoint");
   EXPECT_EQ(buffer(bwd, "s.checkpoints")["shape"], nlohmann::json({"$B", "$NC", "n", "d"}));
   EXPECT_TRUE(buffer(recurrence(m, "selective_ssm"), "s.checkpoints")["for_backward"].get<bool>());
-  EXPECT_EQ(bwd["strategies"]["chunked"][0]["shared_bytes"], "(256*(n/$LANES)+768*$STASH)*$L");
+  // Tiles of 128 threads: 4 bytes per thread and float of recomputed state or stash.
+  EXPECT_EQ(bwd["strategies"]["chunked"][0]["shared_bytes"], "(512*(n/$LANES)+1536*$STASH)*$L");
   // Per thread across steps: the adjoint s.adj and the recomputed s, each n / $LANES floats.
   EXPECT_EQ(bwd["state_registers"], "n/$LANES+n/$LANES");
   EXPECT_EQ(recurrence(m, "selective_ssm")["state_registers"], "n/$LANES");  // 64 threads * 4 bytes * a lane's floats of n

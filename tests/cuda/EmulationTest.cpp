@@ -475,9 +475,10 @@ TEST(RecurrenceRunner, PlansLanesPerChannelByTheModel) {
   cuda::RecurrenceRunner runner(package, "selective_ssm", *device);
   cuda::Shape bench{8, 4096, {{"d", 1024}, {"n", 16}}};
   cuda::Plan plan = runner.plan(bench);
-  // Whole registers (1 lane) bound the chunk at 12 steps by shared memory; 4 lanes allow 48.
+  // Whole registers (1 lane) bound a chunked tile of 128 threads at 6 steps by shared memory (48
+  // KiB over 8 KiB per step); 4 lanes allow 24.
   EXPECT_GT(plan.lanes, 1) << cuda::strategyName(plan.strategy) << " L=" << plan.chunk;
-  EXPECT_EQ(runner.plan(bench, cuda::Strategy::Chunked, std::nullopt, 1).chunk, 12);
+  EXPECT_EQ(runner.plan(bench, cuda::Strategy::Chunked, std::nullopt, 1).chunk, 6);
   EXPECT_EQ(runner.plan(bench, cuda::Strategy::Sequential, 4, 16).lanes, 16);
   EXPECT_EQ(runner.plan({2, 37, {{"d", 5}, {"n", 3}}}).lanes, 1);  // 3: no other lane count divides it
   auto error = [&](const cuda::Shape &shape, int64_t lanes) {

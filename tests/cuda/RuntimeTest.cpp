@@ -164,7 +164,7 @@ TEST(Planner, TileCostsAndTheDrainPickTheMeasuredChunk) {
 // (scanc --gpu-model at B=8 T=4096 D=1024 N=16, 4 lanes: 4.99 ms with chunks of 16, 6.44 with 32).
 TEST(Planner, SharedMemoryForRecomputedStatesLimitsTheResidentThreads) {
   PlanRequest r = request(8, 4096, 4096, 1024);
-  r.blockThreads = 64;
+  r.chunkedBlockThreads = 64;
   r.passes = 2;
   r.stepInstructions = 760;  // the manifest's forward and backward step_instructions at 4 lanes
   r.readBytesPerStep = 60;

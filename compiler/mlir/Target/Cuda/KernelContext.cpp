@@ -69,14 +69,15 @@ KernelContext::KernelContext(KernelKind kind, const RecurrenceInfo &info, const 
       invariant(analyses.getChildAnalysis<scan::Invariants>(info.op).ops()) {
   scan::RecurrenceOp rec = info.op;
   stem = kernelStem(rec.getSymName());
-  // Blocks of 256 threads, 64 with register dimensions (more registers per thread). A chunked tile
-  // is a block, and each costs its SM a fixed time (DeviceSpec::tileOverhead): blocks of 128 made
-  // twice the tiles (minGRU at B=8 T=16384: 71.1 -> 78.1 % of copy, predicted). With register
-  // dimensions, blocks of 128 took the selective SSM at B=8 T=4096 from 5.68 to 4.73 ms (predicted),
-  // but the planner then chose one lane and checkpoints every 6 steps at B=64 (6.7 -> 4.2 %, predicted): its step
-  // costs (StepCost.cpp) undercount the lanes' gain; blocks of 256 leave the SSM's recomputed
-  // states chunks of 3 steps.
-  block = !layout.channelDims() ? 32 : layout.contractedDims() ? 64 : 256;
+  // Blocks of 256 threads; with register dimensions (more registers per thread) 64 in the
+  // sequential kernel and 128 in the chunked one. A chunked tile is a block, and each costs its SM
+  // a fixed time (DeviceSpec::tileOverhead): blocks of 128 made twice the tiles (minGRU at B=8
+  // T=16384: 71.1 -> 78.1 % of copy, predicted), and the selective SSM's tiles of 128 threads
+  // instead of 64 took B=8 T=4096 from 5.96 to 5.08 ms (predicted). The sequential kernel keeps 64:
+  // when both kernels had blocks of 128, the planner chose one lane and checkpoints every 6 steps
+  // at B=64 (6.7 -> 4.2 %, predicted), its step costs (StepCost.cpp) undercounting the lanes' gain;
+  // blocks of 256 leave the SSM's recomputed states chunks of 3 steps.
+  block = !layout.channelDims() ? 32 : layout.contractedDims() ? (kind == KernelKind::Chunked ? 128 : 64) : 256;
   channels = exprs.formulaExtent(exprs.dimsOf(exprs.channelDims()));
   threads = exprs.laneDim() < 0 ? channels : "(" + channels + ")*$LANES";
   for (Operation &op : rec.getBodyBlock()) fullOps.push_back(&op);
