@@ -190,6 +190,8 @@ void Recurrence::step(const TensorViews &inputs, const TensorViews &params, cons
     for (const Port &o : sig.outputs) impl_->expect("step", "output", o, outputs, shapes.state(o), true);
     impl_->rejectUnknown("step", "a state", states, sig.states);
     impl_->rejectUnknown("step", "an output", outputs, sig.outputs);
+    // Checked with the shapes, at the first step and after a change of them, not at every step.
+    impl_->warnIfDecayExceedsOne("step", params);
     programs.stepRunner.reset();
     programs.stepRunner =
         std::make_unique<cpu::StepRunner>(programs.forwardProgram->get(), shapes.batch, impl_->dimSizes(shapes));

@@ -60,6 +60,7 @@ class Recurrence:
     def __init__(self, key, source=None):
         self._key = key
         self._source = source  # (path, recurrence) of a .scan file; None for a kernel package
+        self._stepped = False  # a CPU step has run (its parameter check given)
         self.signature = Signature(json.loads(torch.ops.scanforge.signature(key)))
 
     def __repr__(self):
@@ -93,6 +94,11 @@ class Recurrence:
         state = dict(state or {})
         if inputs[0].device.type == "cpu":
             results = torch.ops.scanforge.scan_step(self._key, inputs, params, list(state), list(state.values()))
+            # The runtime checks the parameters at a recurrence's first step (and after a change of
+            # shapes, whose warning the next call gives); draining every step would cost a call.
+            if not self._stepped:
+                self._stepped = True
+                _give_warnings()
         elif sig.reverse:
             raise ValueError(f"scanforge {sig.name}.step: '{sig.name}' is a reverse recurrence: it runs from the last "
                              "step to the first, so it cannot be decoded one step at a time")

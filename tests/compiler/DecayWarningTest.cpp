@@ -47,6 +47,20 @@ TEST(DecayWarning, GivenOnceWhenAParameterBreaksItsBound) {
   EXPECT_NE(warnings.messages[1].find("A[0, 1] = 1 breaks"), std::string::npos) << warnings.messages[1];
 }
 
+// Decoding checks the parameters where it checks the shapes: at the first step.
+TEST(DecayWarning, GivenAtTheFirstStep) {
+  Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
+  CollectWarnings warnings;
+  std::vector<float> x = {0.5f, -0.25f}, dt = {0.1f, -0.3f}, b = {0.3f, -0.6f}, c = {-0.7f, 0.5f};
+  std::vector<float> a = {-1.0f, 2.0f, -0.5f, -1.0f}, d = {1.0f, 0.5f}, s(4), y(2);
+  std::vector<int64_t> row = {1, 2};
+  rec.step({{"x", {x.data(), row}}, {"dt", {dt.data(), row}}, {"B", {b.data(), row}}, {"C", {c.data(), row}}},
+           {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}, {{"s", {s.data(), {1, 2, 2}}}}, {{"y", {y.data(), row}}});
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  EXPECT_NE(warnings.messages[0].find("selective_ssm.step: parameter A[0, 1] = 2 breaks A <= 0"), std::string::npos)
+      << warnings.messages[0];
+}
+
 TEST(DecayWarning, NoneWhereTheDecayNeedsNoCondition) {
   Recurrence rec = compileSource("mingru.scan", readModel("mingru"));  // 1 - sigmoid(k)
   CollectWarnings warnings;

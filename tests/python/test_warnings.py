@@ -31,3 +31,13 @@ def test_a_decay_above_one_warns_once(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rec(**tensors)  # given once per recurrence
+
+
+def test_the_first_step_warns(tmp_path):
+    rec = fresh_ssm(tmp_path)
+    tensors, _ = random_call(rec, torch.float32)
+    tensors["A"] = -tensors["A"].abs() - 0.1
+    tensors["A"][0, 1] = 2.0
+    one_step = {name: (t[:, 0] if name in ("x", "dt", "B", "C") else t) for name, t in tensors.items()}
+    with pytest.warns(UserWarning, match=r"selective_ssm\.step: parameter A\[0, 1\] = 2 breaks A <= 0"):
+        rec.step(**one_step)
