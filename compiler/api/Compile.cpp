@@ -162,8 +162,13 @@ void Recurrence::forward(const TensorViews &inputs, const TensorViews &params, c
   for (const Port &p : sig.inputs) impl_->expect("forward", "input", p, inputs, shapes.step(p), true);
   impl_->expectForwardResults("forward", shapes, shapes, outputs, initial, finals);
   impl_->warnIfDecayExceedsOne("forward", params);
+  runForward(shapes, inputs, params, initial, outputs, finals, saved, traffic);
+}
 
-  cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), sig.reverse);
+void Recurrence::runForward(const Shapes &shapes, const TensorViews &inputs, const TensorViews &params,
+                            const TensorViews &initial, const TensorViews &outputs, const TensorViews &finals,
+                            SavedStates *saved, Traffic *traffic) const {
+  cpu::ChunkedRun run = impl_->runOf(shapes, chunkFor(shapes), impl_->signature.reverse);
   run.stepInputs = Impl::host(inputs);
   run.params = Impl::host(params);
   run.start = Impl::host(initial);

@@ -172,6 +172,10 @@ class Recurrence {
 
  private:
   friend class CompiledModule;
+  // forward() after its checks: the CPU program over views of `shapes` (forwardPacked runs it per
+  // sequence, having checked the packed call once).
+  void runForward(const Shapes &shapes, const TensorViews &inputs, const TensorViews &params, const TensorViews &initial,
+                  const TensorViews &outputs, const TensorViews &finals, SavedStates *saved, Traffic *traffic) const;
   std::shared_ptr<Impl> impl_;
 };
 

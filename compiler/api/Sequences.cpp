@@ -1,6 +1,7 @@
 // Decoding (Recurrence::step) and packed sequences (forwardPacked, backwardPacked) on the CPU
-// backend. A packed call runs forward() / backward() on each sequence's views of the packed
-// tensors, so that its results are those of separate calls bit for bit (docs/sequences.md).
+// backend. A packed call checks its tensors once, then runs forward()'s program / backward() on each
+// sequence's views of the packed tensors, so that its results are those of separate calls bit for
+// bit (docs/sequences.md).
 #include <cstring>
 
 #include "compiler/api/RecurrenceImpl.h"
@@ -88,6 +89,7 @@ void Recurrence::forwardPacked(const std::vector<int64_t> &cuSeqlens, const Tens
   Shapes rows = shapes;
   rows.batch = n;
   impl_->expectForwardResults("forwardPacked", shapes, rows, outputs, initial, finals);
+  impl_->warnIfDecayExceedsOne("forwardPacked", params);
   if (saved) {
     *saved = SavedStates();
     saved->shapes_ = shapes;
@@ -100,8 +102,9 @@ void Recurrence::forwardPacked(const std::vector<int64_t> &cuSeqlens, const Tens
       passRow(sig, initial, finals, i);
       continue;
     }
-    forward(stepsOf(inputs, start, length), params, rowOf(initial, i), stepsOf(outputs, start, length),
-            rowOf(finals, i), saved ? &saved->sequences_[i] : nullptr);
+    TensorViews sequence = stepsOf(inputs, start, length);
+    runForward(shapesOf(sequence, params), sequence, params, rowOf(initial, i), stepsOf(outputs, start, length),
+               rowOf(finals, i), saved ? &saved->sequences_[i] : nullptr, nullptr);
   }
 }
 

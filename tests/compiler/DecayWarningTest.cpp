@@ -47,6 +47,21 @@ TEST(DecayWarning, GivenOnceWhenAParameterBreaksItsBound) {
   EXPECT_NE(warnings.messages[1].find("A[0, 1] = 1 breaks"), std::string::npos) << warnings.messages[1];
 }
 
+// A packed call checks its parameters once, not per sequence.
+TEST(DecayWarning, APackedCallChecksOnce) {
+  Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
+  CollectWarnings warnings;
+  std::vector<float> x = {0.5f, -0.25f, 1.0f, 0.75f, -0.5f, 0.125f}, dt = {0.1f, -0.3f, 0.7f, 0.2f, -1.0f, 0.4f};
+  std::vector<float> b = {0.3f, -0.6f, 0.9f, 0.2f, -0.4f, 0.8f}, c = {-0.7f, 0.5f, 0.1f, -0.2f, 0.6f, 0.3f};
+  std::vector<float> a = {-1.0f, -2.0f, -0.5f, 0.5f}, d = {1.0f, 0.5f}, y(6);
+  std::vector<int64_t> steps = {1, 3, 2};
+  rec.forwardPacked({0, 1, 3}, {{"x", {x.data(), steps}}, {"dt", {dt.data(), steps}}, {"B", {b.data(), steps}}, {"C", {c.data(), steps}}},
+                    {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}, {}, {{"y", {y.data(), steps}}}, {}, nullptr);
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  EXPECT_NE(warnings.messages[0].find("selective_ssm.forwardPacked: parameter A[1, 1] = 0.5 breaks A <= 0"), std::string::npos)
+      << warnings.messages[0];
+}
+
 // Decoding checks the parameters where it checks the shapes: at the first step.
 TEST(DecayWarning, GivenAtTheFirstStep) {
   Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
