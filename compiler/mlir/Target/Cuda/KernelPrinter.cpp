@@ -287,8 +287,7 @@ class Printer {
   // states: minGRU's rescan then loads no input and evaluates no gate). Only one-float values that
   // depend on no state: the scan from zero runs from a zero state. False when there are none.
   bool stashUpdateOperands(Walks &c) const {
-    OpSet leaves;
-    std::map<std::string, int> slots;
+    OpList leaves;
     auto dependsOnState = [&](mlir::Value v) {
       return llvm::any_of(slice(info_.op, {v.getDefiningOp()}), [](Operation *op) {
         return llvm::isa<scan::PrevOp, scan::SavedOp, scan::UpdateOp>(op);
@@ -302,21 +301,11 @@ class Printer {
         if (!def || k_.invariant.count(def) || llvm::isa<scan::InputOp>(def) || dependsOnState(v) ||
             k_.exprs.registerCount(k_.values.dimsOf(v)) != "1" || !llvm::is_contained(c.summary.ops, def))
           continue;
-        leaves.insert(def);
-        slots.emplace(stashValueKey(k_.values, v), static_cast<int>(slots.size()));
+        if (!llvm::is_contained(leaves, def)) leaves.push_back(def);
       }
     }
     if (leaves.empty()) return false;
-    for (StepLoop *walk : {&c.recompute, &c.summary, &c.full}) walk->stashWrites.clear(), walk->stashReads.clear();
-    for (auto &[key, slot] : slots) {
-      c.summary.stashWrites[key] = slot;
-      c.full.stashReads[key] = slot;
-    }
-    c.full.unstashedOps = c.full.ops;
-    c.full.ops = liveOps(k_.fullOps, Mode::Full, leaves);
-    std::vector<StepLoop *> walks{&c.summary, &c.full};
-    if (!c.recompute.ops.empty()) walks.insert(walks.begin(), &c.recompute);
-    c.stashFloats = planStash(walks, k_, slots);
+    readFromStash(c, c.summary, leaves);
     return true;
   }
   // A sequential backward's recompute walk computes the reverse walk's gates from the inputs it
@@ -326,18 +315,28 @@ class Printer {
     std::vector<std::string> keys = scalarStepLoads(k_, c.recompute);
     GateCut cut = gateCut(k_, c.full.ops, std::set<std::string>(keys.begin(), keys.end()));
     if (cut.leaves.empty()) return;
-    std::map<std::string, int> slots;
-    for (Operation *leaf : cut.leaves) slots.emplace(stashValueKey(k_.values, leaf->getResult(0)), static_cast<int>(slots.size()));
-    for (StepLoop *walk : {&c.recompute, &c.full}) walk->stashWrites.clear(), walk->stashReads.clear();
-    for (auto &[key, slot] : slots) {
-      c.recompute.stashWrites[key] = slot;
-      c.full.stashReads[key] = slot;
-    }
     c.recompute.gateValues = &k_.values;
     c.recompute.gateOps = cut.ops;
+    readFromStash(c, c.recompute, cut.leaves);
+  }
+  // The full walk reads the values of `leaves` (ops of this recurrence) from the stash, where
+  // `writer` stores them as it computes them, instead of computing them; the step values the walks
+  // still share take the slots after theirs (planStash).
+  void readFromStash(Walks &c, StepLoop &writer, const OpList &leaves) const {
+    std::map<std::string, int> slots;
+    for (Operation *leaf : leaves) slots.emplace(stashValueKey(k_.values, leaf->getResult(0)), static_cast<int>(slots.size()));
+    std::vector<StepLoop *> walks;
+    for (StepLoop *walk : {&c.recompute, &c.summary, &c.full}) {
+      walk->stashWrites.clear(), walk->stashReads.clear();
+      if (walk == &c.full || !walk->ops.empty()) walks.push_back(walk);
+    }
+    for (auto &[key, slot] : slots) {
+      writer.stashWrites[key] = slot;
+      c.full.stashReads[key] = slot;
+    }
     c.full.unstashedOps = c.full.ops;
-    c.full.ops = liveOps(k_.fullOps, Mode::Full, OpSet(cut.leaves.begin(), cut.leaves.end()));
-    c.stashFloats = planStash({&c.recompute, &c.full}, k_, slots);
+    c.full.ops = liveOps(k_.fullOps, Mode::Full, OpSet(leaves.begin(), leaves.end()));
+    c.stashFloats = planStash(walks, k_, slots);
   }
   // A kernel's stash (KernelContext::stashElement): every one-float step value that more than one
   // of its walks loads gets a slot; the first walk to load it stores it there, the later ones read
