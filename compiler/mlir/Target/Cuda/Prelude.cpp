@@ -114,11 +114,7 @@ __device__ __forceinline__ float sf_sigmoid_softplus_difference(float a, float b
   // call's product into it differently, and the two denominators differed: 7 MUFU per minLSTM
   // step instead of 6).
   const float sa = pa * (ma > mb ? 1.0f : e), sb = pb * (mb > ma ? 1.0f : e);
-#ifdef __CUDA_ARCH__
   const float num = sa, den = __fadd_rn(sa, sb);
-#else
-  const float num = sa, den = sa + sb;
-#endif
   // num / den from the approximate reciprocal and one correction (two FMAs, no division).
   const float r = sf_rcp_approx(den), q0 = num * r, q = fmaf(fmaf(-den, q0, num), r, q0);
   return q > 1.0f ? 1.0f : q;
