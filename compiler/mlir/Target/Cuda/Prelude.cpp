@@ -51,13 +51,14 @@ __device__ __forceinline__ sf_bf16 sf_bf16_bits(float x) {
 __device__ __forceinline__ void sf_st(float *p, long long i, float v) { p[i] = v; }
 __device__ __forceinline__ void sf_st(sf_bf16 *p, long long i, float v) { p[i] = sf_bf16_bits(v); }
 
-// 1/x by MUFU.RCP (within 1 ulp), for denominators the caller knows to be in [1, 4]: no IEEE
-// division with its slow-path call and branches. PTX div.approx.f32 with a numerator of 1, which
-// ptxas compiles to MUFU.RCP alone. 2^x by MUFU.EX2 (PTX ex2.approx.ftz.f32, what exp2f compiles
-// to: within 2 ulp; a result below 2^-126 flushes to 0). Compiler intrinsics, not inline PTX: NVVM
-// merges two of them with the same operand, never two asm statements (minGRU's backward computed
-// sigmoid(u) twice, for g(u) and for its derivative, and ptxas merged only some: 6 MUFU per
-// step where 4 do). The emulator defines both on the host with those errors
+// 1/x by MUFU.RCP (PTX rcp.approx.ftz.f32: within 1 ulp), for denominators the caller knows to be
+// in [1, 4]: no IEEE division with its slow-path call and branches. 2^x by MUFU.EX2 (PTX
+// ex2.approx.ftz.f32, what exp2f compiles to: within 2 ulp; a result below 2^-126 flushes to 0).
+// The exponential is NVVM's intrinsic, which NVVM merges where the same operand comes twice (two
+// asm statements it never merges: minGRU's backward recompute walk ran 6 MUFU per step, 5 with
+// it); the reciprocal stays inline PTX, since its intrinsic forms (__fdividef,
+// __nvvm_div_approx_ftz_f) add a range check per division that costs more than the merges save
+// (docs/cuda.md, Gate math). The emulator defines both on the host with those errors
 // (tools/gpu/emulator/kernel/CudaEmulation.h).
 #ifdef __CUDA_ARCH__
 __device__ __forceinline__ float sf_rcp_approx(float x) {
