@@ -227,16 +227,16 @@ class Printer {
   StepLoop recomputeWalk(int batchSteps) const {
     return StepLoop{&*k_.fwdValues, k_.fwd,          &k_.fwdInvariant, liveOps(k_.recomputeOps, Mode::Recompute),
                     Mode::Recompute, k_.fwd->descending, "fs",          batchSteps,
-                    {},              {},                 {},               nullptr, {}};
+                    {},              {},                 {},               {}};
   }
   StepLoop summaryWalk(int batchSteps) const {
     return StepLoop{&k_.values,   &info_,            &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
                     Mode::Summary, info_.descending, "s",           batchSteps,
-                    {},            {},               {},            nullptr, {}};
+                    {},            {},               {},            {}};
   }
   StepLoop fullWalk(const std::string &prefix, int batchSteps) const {
     return StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.fullOps, Mode::Full), Mode::Full, info_.descending, prefix,
-                    batchSteps, {},      {},     {},            nullptr, {}};
+                    batchSteps, {},      {},     {},            {}};
   }
 
   // The forward states of chunk sf_c, recomputed from its checkpoint into shared memory.
@@ -315,7 +315,6 @@ class Printer {
     std::vector<std::string> keys = scalarStepLoads(k_, c.recompute);
     GateCut cut = gateCut(k_, c.full.ops, std::set<std::string>(keys.begin(), keys.end()));
     if (cut.leaves.empty()) return;
-    c.recompute.gateValues = &k_.values;
     c.recompute.gateOps = cut.ops;
     readFromStash(c, c.recompute, cut.leaves);
   }

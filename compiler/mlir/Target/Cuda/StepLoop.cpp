@@ -172,7 +172,7 @@ class StepPrinter {
   // A backward's values for the stash (StepLoop::gateOps), from the forward inputs this walk
   // loaded: every step's, the chunk's last included.
   void printGates() {
-    const ValuePrinter &gates = *loop_.gateValues;
+    const ValuePrinter &gates = k_.values;
     for (Operation *op : loop_.gateOps) {
       if (auto in = llvm::dyn_cast<scan::InputOp>(op)) {
         auto load = llvm::find_if(steps_, [&](const StepLoad &l) { return l.input && l.input->name == in.getName(); });

@@ -35,9 +35,9 @@ struct StepLoop {
   // The ops without the stash where reading computed values from it leaves some out of `ops`
   // (empty: the same ops).
   OpList unstashedOps;
-  // A backward's recompute walk with the gate stash (GateCut.h): ops of the backward (printed by
-  // `gateValues`) it evaluates at every step from the forward inputs it loads, for the stash.
-  const ValuePrinter *gateValues = nullptr;
+  // A backward's recompute walk with the gate stash (GateCut.h): ops of the backward (the kernel's
+  // own recurrence, KernelContext::values) it evaluates at every step from the forward inputs it
+  // loads, for the stash.
   OpList gateOps;
 };
 
