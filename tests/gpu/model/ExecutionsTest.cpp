@@ -1,6 +1,7 @@
 // How often the model runs each basic block, on hand-built blocks and traffic: a loop's blocks by
 // their lines' requests pooled over the loop (ptxas attributing loads to a neighbouring line of the
-// batch changes nothing), its header without accesses as its body, the code after the loop once, a
+// batch changes nothing, nor ptxas moving all of a line's loads to its neighbours), its header
+// without accesses as its body, the code after the loop once, a
 // chunk's partial batch never when the run never reached its lines, and an error for SASS whose
 // memory instructions have no site the traffic knows.
 #include <gtest/gtest.h>
@@ -60,6 +61,25 @@ TEST(Executions, BlocksRunAsTheirLinesTrafficSays) {
   runs = blockExecutions(chunkKernel(), t, warps);
   EXPECT_EQ(runs[4], 1);
   EXPECT_EQ(runs[5], 1);
+}
+
+// A batch of 2 loads at line 11, 4 at line 12 and 2 at line 13, run 10 times per warp, where ptxas
+// put all of line 12's loads on its neighbours (5 instructions at line 11, 3 at line 13): line 12's
+// requests still count for the loop, which would seem to run 5 times without them.
+TEST(Executions, ALineWithoutInstructionsCountsForTheNearestLinesLoop) {
+  KernelSass s;
+  s.kernel = "k";
+  BlockFacts entry, body;
+  entry.sites = {{load(1), 1}};
+  body.dominator = 0;
+  body.loop = 1;
+  body.sites = {{load(11), 5}, {load(13), 3}};
+  s.blocks = {entry, body};
+  const double warps = 4;
+  KernelTraffic t;
+  t.instructions = {requests(load(1), 4), requests(load(11), 4 * 10 * 2), requests(load(12), 4 * 10 * 4),
+                    requests(load(13), 4 * 10 * 2)};
+  EXPECT_EQ(blockExecutions(s, t, warps), (std::vector<double>{1, 10}));
 }
 
 TEST(Executions, SassWithoutTheTrafficsLinesIsAnError) {

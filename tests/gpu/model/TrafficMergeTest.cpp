@@ -1,6 +1,7 @@
 // Requests are formed per source line, so host-compiler artefacts do not reach the model: a float4
 // split into four 4-byte loads is one 16-byte request (16 sectors per warp, not 64), and a store
-// duplicated into both arms of a branch is still one request per step for the whole warp.
+// duplicated into both arms of a branch is still one request per step for the whole warp; and per
+// execution over the launch, so the emulator's turns do not reach it either.
 #include <gtest/gtest.h>
 
 #include "tools/gpu/emulator/TrafficRecorder.h"
@@ -28,7 +29,8 @@ TEST(TrafficMerge, SplitVectorLoadIsOneRequest) {
   std::map<uintptr_t, PcTraffic> into;
   SectorOwners owners;
   auto lanes = pointers(logs);
-  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &) { return uintptr_t{1}; }, 0, owners);
+  TrafficRecorder recorder(into, owners, [](const LaneAccess &) { return uintptr_t{1}; });
+  recorder.addTurn(0, lanes);
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[1].requests, 2u);
   EXPECT_EQ(into[1].sectors, 32u);  // 16 per array
@@ -46,7 +48,8 @@ TEST(TrafficMerge, BranchArmsOfOneStoreAreOneRequest) {
   std::map<uintptr_t, PcTraffic> into;
   SectorOwners owners;
   auto lanes = pointers(logs);
-  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc - a.pc % 2; }, 0, owners);
+  TrafficRecorder recorder(into, owners, [](const LaneAccess &a) { return a.pc - a.pc % 2; });
+  recorder.addTurn(0, lanes);
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[10].requests, 2u);
   EXPECT_EQ(into[10].sectors, 8u);  // 4 per step: coalesced
@@ -63,7 +66,8 @@ TEST(TrafficMerge, ScalarNeighboursOfDifferentLinesStayApart) {
   std::map<uintptr_t, PcTraffic> into;
   SectorOwners owners;
   auto lanes = pointers(logs);
-  TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc; }, 0, owners);
+  TrafficRecorder recorder(into, owners, [](const LaneAccess &a) { return a.pc; });
+  recorder.addTurn(0, lanes);
   EXPECT_EQ(into[20].requests + into[21].requests, 2u);
   EXPECT_EQ(into[20].bytesPerLane, 4u);
 }
@@ -77,16 +81,43 @@ TEST(TrafficMerge, SectorsOtherWarpsTouchedFirstAreCacheHits) {
   };
   std::map<uintptr_t, PcTraffic> into;
   SectorOwners owners;
-  auto merge = [&](std::vector<std::vector<LaneAccess>> logs, uint64_t warp) {
-    auto lanes = pointers(logs);
-    TrafficRecorder::mergeWarp(lanes, into, [](const LaneAccess &a) { return a.pc; }, warp, owners);
-  };
+  TrafficRecorder recorder(into, owners, [](const LaneAccess &a) { return a.pc; });
+  auto merge = [&](std::vector<std::vector<LaneAccess>> logs, uint64_t warp) { recorder.addTurn(warp, pointers(logs)); };
   merge(read(kBase), 0);        // warp 0 reads 4 sectors from DRAM
   merge(read(kBase), 1);        // warp 1 reads the same row: hits
   merge(read(kBase + 64), 1);   // half of it again (hits) and 2 new sectors
   merge(read(kBase), 0);        // warp 0 again: its own data, moved again (a rescan)
   EXPECT_EQ(into[30].sectors, 16u);
   EXPECT_EQ(into[30].dramSectors, 4u + 0 + 2 + 4);
+}
+
+// Lanes that make different numbers of accesses drift apart from turn to turn: here lane 0 also
+// stores at every step. Counted per turn, a step's loads became two requests once lane 0 lagged.
+TEST(TrafficMerge, LanesThatDriftApartShareOneRequestPerStep) {
+  constexpr size_t kSteps = 12, kTurn = 5;  // accesses a lane makes per turn
+  std::vector<std::vector<LaneAccess>> program(32);
+  for (uintptr_t lane = 0; lane < 32; ++lane)
+    for (uintptr_t step = 0; step < kSteps; ++step) {
+      program[lane].push_back({40, kBase + 128 * step + 4 * lane, 4, false, false});
+      if (lane == 0) program[lane].push_back({41, 2 * kBase + 32 * step, 4, true, false});
+    }
+  std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
+  TrafficRecorder recorder(into, owners, [](const LaneAccess &a) { return a.pc; });
+  std::vector<std::vector<LaneAccess>> logs(32);
+  std::vector<size_t> next(32, 0);
+  for (size_t turn = 0; turn < 2 * kSteps; ++turn) {
+    for (size_t lane = 0; lane < 32; ++lane)
+      for (size_t i = 0; i < kTurn && next[lane] < program[lane].size(); ++i) logs[lane].push_back(program[lane][next[lane]++]);
+    recorder.addTurn(0, pointers(logs));
+  }
+  ASSERT_EQ(next[0], program[0].size());
+  EXPECT_EQ(into[40].requests, kSteps);  // complete once every lane made them
+  EXPECT_EQ(into[40].sectors, 4 * kSteps);
+  EXPECT_EQ(into[41].requests, 0u);  // only lane 0 makes them: complete when the warp ends
+  recorder.finishWarp(0);
+  EXPECT_EQ(into[41].requests, kSteps);
+  EXPECT_EQ(into[41].sectors, kSteps);
 }
 
 }  // namespace

@@ -113,6 +113,7 @@ class Launch {
         fibers_(fibers),
         options_(options),
         traffic_(traffic),
+        recorder_(traffic, sectorOwners_, [this](const LaneAccess &a) { return lineKey(a); }),
         entry_(library.entry(kernel)) {
     grid_ = {config.grid[0], config.grid[1], config.grid[2]};
     blockDim_ = {config.block, 1, 1};
@@ -174,6 +175,7 @@ class Launch {
   LaunchOptions options_;
   std::map<uintptr_t, PcTraffic> &traffic_;
   SectorOwners sectorOwners_;  // this launch's first toucher of each global sector
+  TrafficRecorder recorder_;
   // pc -> the first pc seen of its source line and kind (an access's pc has one kind)
   std::unordered_map<uintptr_t, uintptr_t> lineKeys_;
   std::map<std::tuple<std::string, bool, bool>, uintptr_t> firstPcOfLine_;
@@ -598,6 +600,7 @@ void Launch::runWarp(Block &b, unsigned warp) {
   logs.clear();
   for (unsigned i = begin; i < end; ++i) {
     Thread &t = b.threads[i];
+    logs.push_back(t.state == State::Exited ? nullptr : &t.log);  // a lane waiting at a barrier: an empty log
     if (t.state != State::Runnable) continue;
     current_ = &t;
     lib_.setThread(&t.info);
@@ -609,18 +612,18 @@ void Launch::runWarp(Block &b, unsigned warp) {
     } else {
       spinsSinceProgress_ = 0;
     }
-    logs.push_back(&t.log);
   }
   if (!options_.recordTraffic) return;
   // Source lines of program counters not seen yet, in one addr2line run.
   std::set<uint32_t> unseen;
   for (const std::vector<LaneAccess> *log : logs)
-    for (const LaneAccess &a : *log)
+    for (const LaneAccess &a : log ? *log : std::vector<LaneAccess>{})
       if (!lineKeys_.count(a.pc)) unseen.insert(lib_.offsetOf(reinterpret_cast<const void *>(a.pc)));
   if (!unseen.empty()) lib_.sites({unseen.begin(), unseen.end()});
-  uint64_t warpsPerBlock = (config_.block + kWarp - 1) / kWarp;
-  TrafficRecorder::mergeWarp(logs, traffic_, [this](const LaneAccess &a) { return lineKey(a); },
-                             uint64_t{b.linear} * warpsPerBlock + warp, sectorOwners_);
+  uint64_t warpsPerBlock = (config_.block + kWarp - 1) / kWarp, id = uint64_t{b.linear} * warpsPerBlock + warp;
+  recorder_.addTurn(id, logs);
+  if (std::all_of(b.threads.begin() + begin, b.threads.begin() + end, [](const Thread &t) { return t.state == State::Exited; }))
+    recorder_.finishWarp(id);
 }
 
 uintptr_t Launch::lineKey(const LaneAccess &a) {

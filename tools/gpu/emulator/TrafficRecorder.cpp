@@ -1,18 +1,12 @@
 #include "tools/gpu/emulator/TrafficRecorder.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 namespace scanforge::gpu {
 
 namespace {
-
-struct Request {
-  PcTraffic *totals;
-  std::vector<uint64_t> sectors;  // global: 32-byte segment indices; shared: word indices
-  uint64_t laneBytes = 0;
-  unsigned widest = 0;
-};
 
 // A lane's log with each access keyed by its line, and the parts of a vector access that the host
 // compiler split (adjacent, same line and kind, one aligned 16-byte block) joined again. The last
@@ -49,23 +43,22 @@ uint64_t bankWavefronts(std::vector<uint64_t> &words, unsigned widest) {
 
 }  // namespace
 
-void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, std::map<uintptr_t, PcTraffic> &into,
-                                const std::function<uintptr_t(const LaneAccess &)> &lineOf, uint64_t warp,
-                                SectorOwners &owners) {
-  // (line, k-th execution by the lane) -> request
-  std::unordered_map<uintptr_t, std::vector<Request>> requests;
-  for (std::vector<LaneAccess> *log : lanes) {
-    std::unordered_map<uintptr_t, size_t> seen;
-    for (const LaneAccess &a : joinedByLine(*log, lineOf)) {
-      size_t k = seen[a.pc]++;
-      std::vector<Request> &byExecution = requests[a.pc];
-      if (byExecution.size() <= k) {
-        PcTraffic &t = into[a.pc];
+void TrafficRecorder::addTurn(uint64_t warp, const std::vector<std::vector<LaneAccess> *> &lanes) {
+  std::map<uintptr_t, Line> &lines = warps_[warp];
+  for (size_t lane = 0; lane < lanes.size(); ++lane) {
+    if (!lanes[lane]) continue;
+    for (const LaneAccess &a : joinedByLine(*lanes[lane], lineOf_)) {
+      Line &line = lines[a.pc];
+      line.executed.resize(lanes.size(), 0);
+      size_t k = line.executed[lane]++;
+      if (k < line.completed) continue;  // not reached: a request completes when every running lane made it
+      while (line.open.size() <= k - line.completed) {
+        PcTraffic &t = into_[a.pc];
         t.store = a.store;
         t.shared = a.shared;
-        byExecution.resize(k + 1, Request{&t, {}, 0, 0});
+        line.open.push_back(Request{&t, {}, 0, 0});
       }
-      Request &r = byExecution[k];
+      Request &r = line.open[k - line.completed];
       r.laneBytes += a.bytes;
       r.widest = std::max(r.widest, a.bytes);
       if (a.shared) {
@@ -74,24 +67,42 @@ void TrafficRecorder::mergeWarp(std::vector<std::vector<LaneAccess> *> &lanes, s
         for (uintptr_t s = a.address / 32; s <= (a.address + a.bytes - 1) / 32; ++s) r.sectors.push_back(s);
       }
     }
-    log->clear();
+    lanes[lane]->clear();
   }
-  for (auto &[pc, byExecution] : requests)
-    for (Request &r : byExecution) {
-      PcTraffic &t = *r.totals;
-      ++t.requests;
-      t.laneBytes += r.laneBytes;
-      t.bytesPerLane = std::max(t.bytesPerLane, r.widest);
-      if (t.shared) {
-        t.wavefronts += bankWavefronts(r.sectors, r.widest);
-      } else {
-        std::sort(r.sectors.begin(), r.sectors.end());
-        r.sectors.erase(std::unique(r.sectors.begin(), r.sectors.end()), r.sectors.end());
-        t.sectors += r.sectors.size();
-        for (uint64_t s : r.sectors)
-          if (owners.try_emplace(s, warp).first->second == warp) ++t.dramSectors;
-      }
+  // Requests every running lane has made are complete.
+  for (auto &[pc, line] : lines) {
+    size_t made = SIZE_MAX;
+    for (size_t lane = 0; lane < lanes.size(); ++lane)
+      if (lanes[lane]) made = std::min(made, lane < line.executed.size() ? line.executed[lane] : 0);
+    for (; line.completed < made && !line.open.empty(); ++line.completed) {
+      complete(warp, line.open.front());
+      line.open.pop_front();
     }
+  }
+}
+
+void TrafficRecorder::finishWarp(uint64_t warp) {
+  auto it = warps_.find(warp);
+  if (it == warps_.end()) return;
+  for (auto &[pc, line] : it->second)
+    for (Request &r : line.open) complete(warp, r);
+  warps_.erase(it);
+}
+
+void TrafficRecorder::complete(uint64_t warp, Request &r) {
+  PcTraffic &t = *r.totals;
+  ++t.requests;
+  t.laneBytes += r.laneBytes;
+  t.bytesPerLane = std::max(t.bytesPerLane, r.widest);
+  if (t.shared) {
+    t.wavefronts += bankWavefronts(r.sectors, r.widest);
+    return;
+  }
+  std::sort(r.sectors.begin(), r.sectors.end());
+  r.sectors.erase(std::unique(r.sectors.begin(), r.sectors.end()), r.sectors.end());
+  t.sectors += r.sectors.size();
+  for (uint64_t s : r.sectors)
+    if (owners_.try_emplace(s, warp).first->second == warp) ++t.dramSectors;
 }
 
 }  // namespace scanforge::gpu

@@ -1,8 +1,10 @@
 #include "tools/gpu/model/Executions.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace scanforge::gpu {
@@ -21,17 +23,46 @@ std::vector<double> blockExecutions(const KernelSass &sass, const KernelTraffic 
     return r == requests.end() ? 0.0 : r->second;
   };
 
-  // Per loop (by header; -1: outside loops), the executions its blocks' accesses say, pooled over
-  // its blocks: ptxas may attribute some of a batch's loads to a neighbouring line of the same
-  // batch, which evens out over the loop but not over a block.
+  // Per loop (by header; -1: outside loops), the executions its accesses say, pooled over its
+  // blocks: ptxas attributes some of an unrolled batch's accesses to a neighbouring line of the
+  // batch, which evens out over the loop but not per line. A line with requests but no instruction
+  // (ptxas put all of its accesses on neighbouring lines: the selective SSM's loads of C in its
+  // backward) counts for the loop of the nearest line with instructions, the one before on a tie;
+  // left out, its loop seemed to run a third as often as it does.
   const size_t n = sass.blocks.size();
   std::map<int, std::pair<double, double>> pooled;  // loop -> (executions x copies, copies)
+  struct Placed {
+    std::string file;
+    long line;
+    int loop;
+  };
+  std::vector<Placed> placed;  // each memory instruction's site
+  std::set<std::string> withInstructions;
+  auto lineOf = [](const std::string &site) {  // "mingru.cu:57"
+    size_t colon = site.rfind(':');
+    return std::pair<std::string, long>{site.substr(0, colon), std::stol(site.substr(colon + 1))};
+  };
   for (const BlockFacts &b : sass.blocks)
-    for (auto &[site, k] : b.sites)
+    for (auto &[site, k] : b.sites) {
+      auto [file, line] = lineOf(site.site);
+      placed.push_back({file, line, b.loop});
+      withInstructions.insert(site.site);
       if (requestsAt(site) > 0) {
         pooled[b.loop].first += k * requestsAt(site) / copies.at(site) / warps;
         pooled[b.loop].second += k;
       }
+    }
+  for (auto &[site, r] : requests) {
+    if (withInstructions.count(site.site)) continue;
+    auto [file, line] = lineOf(site.site);
+    const Placed *nearest = nullptr;
+    for (const Placed &p : placed) {
+      if (p.file != file) continue;
+      long d = std::abs(p.line - line), best = nearest ? std::abs(nearest->line - line) : 0;
+      if (!nearest || d < best || (d == best && p.line < nearest->line)) nearest = &p;
+    }
+    if (nearest && pooled.count(nearest->loop)) pooled[nearest->loop].first += r / warps;
+  }
   std::function<double(int)> loopExecutions = [&](int header) -> double {
     if (header < 0) return 1.0;  // code outside loops runs once per warp
     auto p = pooled.find(header);

@@ -13,7 +13,8 @@ namespace scanforge::gpu {
 
 // Executions per warp of each of `sass.blocks`, for `traffic` over `warps` warps: a loop's blocks
 // as often as the requests at their accesses' source lines say, pooled over the loop (each line's
-// requests shared evenly among the SASS instructions compiled from it); code outside loops once;
+// requests shared evenly among the SASS instructions compiled from it; a line ptxas compiled no
+// instruction at counts for the loop of the nearest line it did); code outside loops once;
 // a block none of whose accesses ran, and the blocks it dominates in its loop, never (a chunk's
 // partial batch when the chunk is whole batches); a block no path reaches never. Throws
 // std::invalid_argument naming the kernel when no memory instruction of the SASS has a site the
