@@ -227,16 +227,16 @@ class Printer {
   StepLoop recomputeWalk(int batchSteps) const {
     return StepLoop{&*k_.fwdValues, k_.fwd,          &k_.fwdInvariant, liveOps(k_.recomputeOps, Mode::Recompute),
                     Mode::Recompute, k_.fwd->descending, "fs",          batchSteps,
-                    {},              {},                 {},               {}};
+                    {},              {},                 {},               {},  {}};
   }
   StepLoop summaryWalk(int batchSteps) const {
     return StepLoop{&k_.values,   &info_,            &k_.invariant, liveOps(k_.summaryOps, Mode::Summary),
                     Mode::Summary, info_.descending, "s",           batchSteps,
-                    {},            {},               {},            {}};
+                    {},            {},               {},            {},  {}};
   }
   StepLoop fullWalk(const std::string &prefix, int batchSteps) const {
     return StepLoop{&k_.values, &info_, &k_.invariant, liveOps(k_.fullOps, Mode::Full), Mode::Full, info_.descending, prefix,
-                    batchSteps, {},      {},     {},            {}};
+                    batchSteps, {},      {},     {},            {},  {}};
   }
 
   // The forward states of chunk sf_c, recomputed from its checkpoint into shared memory.
@@ -268,6 +268,7 @@ class Printer {
     if (k_.needsRecompute(k_.fullOps)) {
       c.recompute = recomputeWalk(batch);
       walks.insert(walks.begin(), &c.recompute);
+      if (chunked && foldSummary(c)) walks.erase(llvm::find(walks, &c.summary));
     }
     // The sequential kernel stashes only beside states of one float per thread: register arrays of
     // recomputed states (the selective SSM's n) fill its shared memory and short chunks already.
@@ -280,6 +281,17 @@ class Printer {
     }
     c.stashBytes = c.stashFloats * 4 * k_.block;
     return c;
+  }
+  // A chunked backward's recompute walk also runs the summary (StepLoop::foldedSummary), so the
+  // tile loads its chunk's steps and evaluates their decays once less (the selective SSM's backward:
+  // the exponentials and softplus of a walk). Not where the summary reads a state of the backward
+  // (its order matters) or runs in the recompute walk's own direction (then there is no reverse).
+  bool foldSummary(Walks &c) const {
+    if (info_.descending == k_.fwd->descending) return false;
+    if (llvm::any_of(c.summary.ops, [](Operation *op) { return llvm::isa<scan::PrevOp>(op); })) return false;
+    c.recompute.foldedSummary = std::move(c.summary.ops);
+    c.summary.ops.clear();
+    return true;
   }
   // A chunked tile's rescan reads the state updates' operands (a, b) from the stash, where its scan
   // from zero stored them as it computed them, instead of computing them again from the inputs:
@@ -507,8 +519,9 @@ class Printer {
   }
 
   // One launch, one tile per (channel block, batch element, chunk): a scan of the chunk from a
-  // zero state (its aggregate: decay product `sa`, end state `s`), then the carry `c` into the
-  // chunk, then the chunk rescanned from `c`. Chunks form groups (chainGroup()): a tile's carry is
+  // zero state (its aggregate: decay product `sa`, end state `s`; folded into the recomputation
+  // where a backward recomputes states), then the carry `c` into the chunk, then the chunk
+  // rescanned from `c`. Chunks form groups (chainGroup()): a tile's carry is
   // the state after the group before (published by that group's last tile; the initial state for
   // the first group) carried through the aggregates of the chunks before it in its group, always
   // in the same order, so the result does not depend on timing; the carry hops once per group.
@@ -553,7 +566,7 @@ class Printer {
     }
     w.open("if (sf_warp_live)");
     if (recompute) printWalk(w, recomputing, [&](const StepLoop &walk) { printRecompute(w, walk); });
-    printWalk(w, summary, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, true); });
+    if (!summary.ops.empty()) printWalk(w, summary, [&](const StepLoop &walk) { printStepLoop(w, k_, walk, true); });
     w.close();
     auto element = [&](const char *prefix, size_t s) {
       return k_.stateElement(stateVar(prefix, static_cast<int>(s)), info_.states[s]);

@@ -32,25 +32,35 @@ constexpr int kWholeBatchFloats = 48;
 // A tensor a step loop reads at every step, in batches of steps.
 struct StepLoad {
   Value value;
+  const ValuePrinter *values;  // value's recurrence: the loop's, or the kernel's own (a folded summary)
   const scan::Port *input = nullptr;   // an input tensor [B, T, dims]
   const scan::SavedState *saved = nullptr;  // or a forward state kept in a forward output
 };
 
-std::vector<StepLoad> stepLoads(const KernelContext &k, const StepLoop &loop) {
-  std::vector<StepLoad> loads;
-  for (Operation *op : loop.ops) {
-    if (auto in = llvm::dyn_cast<scan::InputOp>(op))
-      loads.push_back({in.getResult(), &k.port(loop.info->inputs, in.getName()), nullptr});
-    if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
-      for (const scan::SavedState &s : k.info.saved())
-        if (s.state.name == saved.getName() && s.used && !k.isRecomputed(s.state.name)) loads.push_back({saved.getResult(), nullptr, &s});
-  }
-  return loads;
-}
-
 // The same tensor element at the same step whichever walk loads it: an input by its name (a
 // backward's recompute walk reads the forward's inputs under the same names), a saved state by its.
 std::string stashKey(const StepLoad &l) { return l.input ? l.input->name : "saved " + l.saved->state.name; }
+
+std::vector<StepLoad> stepLoads(const KernelContext &k, const StepLoop &loop) {
+  std::vector<StepLoad> loads;
+  auto collect = [&](const OpList &ops, const RecurrenceInfo &info, const ValuePrinter &values, bool once) {
+    for (Operation *op : ops) {
+      StepLoad load{Value(), &values};
+      if (auto in = llvm::dyn_cast<scan::InputOp>(op))
+        load = {in.getResult(), &values, &k.port(info.inputs, in.getName()), nullptr};
+      if (auto saved = llvm::dyn_cast<scan::SavedOp>(op))
+        for (const scan::SavedState &s : k.info.saved())
+          if (s.state.name == saved.getName() && s.used && !k.isRecomputed(s.state.name)) load = {saved.getResult(), &values, nullptr, &s};
+      if (!load.value) continue;
+      // A folded summary's input that the walk loads already is read from the walk's load.
+      if (once && llvm::any_of(loads, [&](const StepLoad &l) { return stashKey(l) == stashKey(load); })) continue;
+      loads.push_back(load);
+    }
+  };
+  collect(loop.ops, *loop.info, *loop.values, false);
+  collect(loop.foldedSummary, k.info, k.values, true);
+  return loads;
+}
 
 class StepPrinter {
  public:
@@ -64,7 +74,7 @@ class StepPrinter {
     // Batches of steps for scalar inputs; with register arrays, as many steps as keep a batch's
     // floats per input within one batch of scalars (one step when the arrays alone exceed it).
     DimMask arrays = 0;
-    for (const StepLoad &l : loads) arrays |= vp_.dimsOf(l.value) & k_.exprs.registerDims();
+    for (const StepLoad &l : loads) arrays |= l.values->dimsOf(l.value) & k_.exprs.registerDims();
     std::string steps = std::to_string(loop_.batchSteps), count = k_.exprs.registerCount(arrays);
     std::string batch = !arrays ? steps : "sf_batch";
     w_.open("");
@@ -115,7 +125,7 @@ class StepPrinter {
       // steps ahead of their use (a ring) would still cost a memory latency per step. Past the
       // chunk's end the last step is loaded again (an L1 hit), so the loads need no predicate.
       for (const StepLoad &l : loads) {
-        std::string count = k_.exprs.registerCount(vp_.dimsOf(l.value));
+        std::string count = k_.exprs.registerCount(l.values->dimsOf(l.value));
         w_.line("float " + batchOf(l) + "[" + batch + "]" + (count == "1" ? "" : "[" + count + "]") + ";");
       }
       // A whole batch loads each input from one address per thread, the row of the batch's first
@@ -145,15 +155,18 @@ class StepPrinter {
     if (whole) w_.open(loop_.descending ? "if (t >= 0)" : "if (t < T)");
     for (const StepLoad &l : steps_) {
       std::string key = stashKey(l);
+      const ValuePrinter &values = *l.values;
       if (auto read = loop_.stashReads.find(key); read != loop_.stashReads.end()) {
-        vp_.assign(w_, l.value, [&] { return k_.stashElement(read->second, "t - sf_lo"); });
+        values.assign(w_, l.value, [&] { return k_.stashElement(read->second, "t - sf_lo"); });
         continue;
       }
-      vp_.assign(w_, l.value, [&] { return indexed(batchOf(l) + "[sf_j]", k_.exprs.registerIndex(vp_.dimsOf(l.value))); });
+      values.assign(w_, l.value, [&] { return indexed(batchOf(l) + "[sf_j]", k_.exprs.registerIndex(values.dimsOf(l.value))); });
       if (auto write = loop_.stashWrites.find(key); write != loop_.stashWrites.end())
-        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + vp_.element(l.value) + ";");
+        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + values.element(l.value) + ";");
     }
-    if (!loop_.gateOps.empty()) printGates();
+    // Every step's, the chunk's last included.
+    printOwnOps(loop_.gateOps);
+    printOwnOps(loop_.foldedSummary);
     if (loop_.mode == Mode::Recompute) {
       for (const scan::SavedState *s : k_.recomputed) {
         std::string var = stateVar("fs", k_.fwd->stateIndex(s->state.name));
@@ -169,24 +182,42 @@ class StepPrinter {
     w_.close().close();
   }
 
-  // A backward's values for the stash (StepLoop::gateOps), from the forward inputs this walk
-  // loaded: every step's, the chunk's last included.
-  void printGates() {
-    const ValuePrinter &gates = k_.values;
-    for (Operation *op : loop_.gateOps) {
+  // Ops of the backward (the kernel's own recurrence) that a recompute walk evaluates
+  // (StepLoop::gateOps, foldedSummary), from what the walk loaded and its forward states.
+  void printOwnOps(const OpList &ops) {
+    const ValuePrinter &own = k_.values;
+    for (Operation *op : ops) {
+      if (k_.invariant.count(op)) continue;  // printed before the loop
       if (auto in = llvm::dyn_cast<scan::InputOp>(op)) {
         auto load = llvm::find_if(steps_, [&](const StepLoad &l) { return l.input && l.input->name == in.getName(); });
-        gates.assign(w_, in.getResult(), [&] { return vp_.element(load->value); });
+        if (load->value != in.getResult()) own.assign(w_, in.getResult(), [&] { return load->values->element(load->value); });
         continue;
       }
-      gates.printMath(w_, op);
-      if (auto write = loop_.stashWrites.find(stashValueKey(gates, op->getResult(0))); write != loop_.stashWrites.end())
-        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + gates.element(op->getResult(0)) + ";");
+      if (auto saved = llvm::dyn_cast<scan::SavedOp>(op)) {
+        // The forward state before step t: the recomputed state, not yet updated; else loaded.
+        if (!k_.isRecomputed(saved.getName())) continue;
+        int s = k_.fwd->stateIndex(saved.getName());
+        own.assign(w_, saved.getResult(), [&] { return k_.stateElement(stateVar("fs", s), k_.fwd->states[s]); });
+        continue;
+      }
+      if (auto up = llvm::dyn_cast<scan::UpdateOp>(op)) {
+        int s = k_.info.stateIndex(up.getName());
+        const scan::Port &state = k_.info.states[s];
+        own.forEachRegister(w_, state.mask, [&](CodeWriter &in) {
+          std::string decay = k_.stateElement(stateVar("sa", s), state);
+          in.line(k_.stateElement(stateVar("s", s), state) + " += " + decay + " * " + own.element(up.getB()) + ";");
+          in.line(decay + " *= " + own.element(up.getA()) + ";");
+        });
+        continue;
+      }
+      own.printMath(w_, op);
+      if (auto write = loop_.stashWrites.find(stashValueKey(own, op->getResult(0))); write != loop_.stashWrites.end())
+        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + own.element(op->getResult(0)) + ";");
     }
   }
 
-  std::string batchOf(const StepLoad &l) const { return "pf_" + vp_.var(l.value); }
-  std::string rowOf(const StepLoad &l) const { return "sf_row_" + vp_.var(l.value); }
+  std::string batchOf(const StepLoad &l) const { return "pf_" + l.values->var(l.value); }
+  std::string rowOf(const StepLoad &l) const { return "sf_row_" + l.values->var(l.value); }
   // A whole batch's element of `p` at step sf_j and the register loops' indices, from the row
   // pointer at the batch's first step (64-bit: a row may hold more than 2^27 elements).
   std::string fromRow(const scan::Port &p) const {

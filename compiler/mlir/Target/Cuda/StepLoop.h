@@ -39,6 +39,12 @@ struct StepLoop {
   // own recurrence, KernelContext::values) it evaluates at every step from the forward inputs it
   // loads, for the stash.
   OpList gateOps;
+  // A chunked backward's recompute walk with the chunk's summary folded in: the backward's
+  // summary ops (Mode::Summary), evaluated at every step from what this walk loads (it also loads
+  // the backward inputs they need), their state updates aggregated in this walk's order, the
+  // reverse of the backward's own (s += sa * b; sa *= a gives what the reverse scan from zero
+  // gives). The tile then walks its chunk twice instead of three times.
+  OpList foldedSummary;
 };
 
 // The stash key of a value a walk computes: the same op of the recurrence in every walk that runs it.
