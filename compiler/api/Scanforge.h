@@ -148,6 +148,13 @@ class Recurrence {
                       const TensorViews &inputGrads, const TensorViews &paramGrads,
                       const TensorViews &initialGrads) const;
 
+  // The check forward() makes of its parameters (a state's decay above 1: a warning, given once
+  // per recurrence), for a caller that runs the recurrence elsewhere (the CUDA kernels):
+  // checkedParameters() names the parameters it reads (none once it warned), checkParameters()
+  // reads host copies of them, by port name, and warns like forward() would.
+  std::vector<std::string> checkedParameters() const;
+  void checkParameters(const TensorViews &params) const;
+
   // The time-chunk length a call with these sizes uses.
   int64_t chunkFor(const Shapes &shapes) const;
 

@@ -1,5 +1,6 @@
 // Warnings of the API (Scanforge.h, setWarningHandler) and the one it gives: a call's parameters
 // that let a state's decay exceed 1 in magnitude (scan::DecayBounds).
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -62,5 +63,16 @@ void Recurrence::Impl::warnIfDecayExceedsOne(const char *call, const TensorViews
       }
     }
 }
+
+std::vector<std::string> Recurrence::checkedParameters() const {
+  std::vector<std::string> names;
+  if (impl_->warnedDecay.load(std::memory_order_relaxed)) return names;
+  for (const scan::DecayBound &bound : impl_->decayBounds)
+    for (const scan::ParameterBound &condition : bound.conditions)
+      if (std::find(names.begin(), names.end(), condition.param) == names.end()) names.push_back(condition.param);
+  return names;
+}
+
+void Recurrence::checkParameters(const TensorViews &params) const { impl_->warnIfDecayExceedsOne("forward", params); }
 
 }  // namespace scanforge

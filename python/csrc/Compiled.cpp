@@ -23,6 +23,19 @@ thread_local std::vector<std::string> pendingWarnings;  // takeWarnings
 
 std::vector<std::string> takeWarnings() { return std::exchange(pendingWarnings, {}); }
 
+void checkParameters(const Loaded &rec, at::TensorList params) {
+  if (!rec.cpu) return;
+  TensorViews views;
+  std::vector<at::Tensor> host;  // keeps the copies alive for the check
+  for (const std::string &name : rec.cpu->checkedParameters())
+    for (size_t i = 0; i < rec.signature.params.size(); ++i) {
+      if (rec.signature.params[i].name != name) continue;
+      host.push_back(params[i].detach().to(at::kCPU, at::kFloat).contiguous());
+      views[name] = TensorView{host.back().data_ptr(), host.back().sizes().vec(), ElemType::F32};
+    }
+  if (!views.empty()) rec.cpu->checkParameters(views);
+}
+
 std::string loadScan(const std::string &path, const std::string &recurrence, bool transitions) {
   // The API's warnings (a decay above 1) wait on their thread for takeWarnings. (TORCH_WARN from
   // an op reaches Python's warnings only in some torch versions; 1.13 logs it to stderr.)

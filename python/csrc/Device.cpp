@@ -1,6 +1,7 @@
 #include "python/csrc/Device.h"
 #include "python/csrc/Errors.h"
 #include "python/csrc/Packed.h"
+#include "python/csrc/Registry.h"
 
 #include <c10/util/Exception.h>
 
@@ -129,6 +130,7 @@ std::vector<at::Tensor> deviceForward(const Call &call, const Device &device, at
       return deviceForward(one, device, in, params, init);
     });
   return guarded(call, [&] {
+    checkParameters(*call.rec, params);
     Runner &r = runnerFor(call, device.backend);
     std::lock_guard<std::mutex> lock(r.mutex);
     Buffers buffers{call, r.runner, device.memory, r.runner.plan(call.shape), {}};

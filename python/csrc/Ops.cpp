@@ -187,6 +187,7 @@ std::string loadScan(const std::string &path, const std::string &, bool) {
                               "serve a kernel package with scanforge.load_package");
 }
 std::vector<std::string> takeWarnings() { return {}; }
+void checkParameters(const Loaded &, at::TensorList) {}
 #endif
 
 TORCH_LIBRARY(scanforge, m) {

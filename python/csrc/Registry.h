@@ -4,6 +4,8 @@
 // compiler's Ports analysis (Recurrence::signature); a kernel package's comes from its manifest.
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,6 +44,10 @@ std::string loadScan(const std::string &path, const std::string &recurrence, boo
 // The API's warnings (Scanforge.h, setWarningHandler) given on this thread since the last call, in
 // order (the Python package turns each into a UserWarning); none in a build without the compiler.
 std::vector<std::string> takeWarnings();
+// A call on the device checks what the CPU programs check of its parameters (a state's decay
+// above 1, docs/dsl.md), on host copies of the parameters checked, until the recurrence warned
+// (takeWarnings gives the warning); nothing for a kernel package or in a build without the compiler.
+void checkParameters(const Loaded &rec, at::TensorList params);
 // Reads the kernel package in `dir` and returns the key of its forward recurrence `recurrence`
 // ("": the package's only forward one).
 std::string loadPackage(const std::string &dir, const std::string &recurrence);

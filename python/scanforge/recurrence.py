@@ -78,8 +78,7 @@ class Recurrence:
         else:
             results = torch.ops.scanforge.scan(self._key, inputs, params, list(initial), list(initial.values()),
                                                cu_seqlens)
-        if inputs[0].device.type == "cpu":  # only the CPU programs check parameters (docs/dsl.md)
-            _give_warnings()
+        _give_warnings()  # the parameters' check (docs/dsl.md), on any device
         outputs, finals = self._results(results)
         return (outputs, finals) if output_final_state else outputs
 

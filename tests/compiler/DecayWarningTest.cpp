@@ -76,6 +76,24 @@ TEST(DecayWarning, GivenAtTheFirstStep) {
       << warnings.messages[0];
 }
 
+// A caller that runs the recurrence elsewhere (the CUDA dispatch) checks host copies of the
+// parameters forward() checks; none are named once it warned, so it copies nothing more.
+TEST(DecayWarning, CheckedParametersForCallsElsewhere) {
+  Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
+  CollectWarnings warnings;
+  EXPECT_EQ(rec.checkedParameters(), std::vector<std::string>{"A"});
+  std::vector<float> a = {-1.0f, -2.0f, -0.5f, -1.0f};
+  rec.checkParameters({{"A", {a.data(), {2, 2}}}});
+  EXPECT_TRUE(warnings.messages.empty());
+  a[3] = 0.5f;
+  rec.checkParameters({{"A", {a.data(), {2, 2}}}});
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  EXPECT_NE(warnings.messages[0].find("selective_ssm.forward: parameter A[1, 1] = 0.5 breaks A <= 0"), std::string::npos)
+      << warnings.messages[0];
+  EXPECT_TRUE(rec.checkedParameters().empty());
+  EXPECT_TRUE(compileSource("mingru.scan", readModel("mingru")).checkedParameters().empty());
+}
+
 TEST(DecayWarning, NoneWhereTheDecayNeedsNoCondition) {
   Recurrence rec = compileSource("mingru.scan", readModel("mingru"));  // 1 - sigmoid(k)
   CollectWarnings warnings;

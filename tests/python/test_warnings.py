@@ -1,6 +1,8 @@
 """A call whose parameters let a state's decay exceed 1 in magnitude gives a Python UserWarning,
 once per loaded recurrence, naming the parameter's element and the condition it breaks
-(docs/dsl.md, "Decays above 1")."""
+(docs/dsl.md, "Decays above 1"): on the CPU programs and on the CUDA dispatch (here through the
+concurrent emulator, as test_cuda_dispatch.py runs it)."""
+import os
 import warnings
 
 import pytest
@@ -41,3 +43,24 @@ def test_the_first_step_warns(tmp_path):
     one_step = {name: (t[:, 0] if name in ("x", "dt", "B", "C") else t) for name, t in tensors.items()}
     with pytest.warns(UserWarning, match=r"selective_ssm\.step: parameter A\[0, 1\] = 2 breaks A <= 0"):
         rec.step(**one_step)
+
+
+@pytest.mark.skipif(not os.environ.get("SCANFORGE_TORCH_EMULATION"), reason="SCANFORGE_TORCH_EMULATION is unset (ctest sets it)")
+def test_the_cuda_dispatch_warns(tmp_path):
+    torch.ops.load_library(os.environ["SCANFORGE_TORCH_EMULATION"])
+    torch.ops.scanforge_testing.emulate_cuda(True)
+    try:
+        rec = fresh_ssm(tmp_path)
+        tensors, _ = random_call(rec, torch.float32)
+        tensors["A"] = -tensors["A"].abs() - 0.1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            rec(**tensors)
+        tensors["A"][2, 0] = 0.25
+        with pytest.warns(UserWarning, match=r"selective_ssm\.forward: parameter A\[2, 0\] = 0\.25 breaks A <= 0"):
+            rec(**tensors)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            rec(**tensors)  # given once per recurrence
+    finally:
+        torch.ops.scanforge_testing.emulate_cuda(False)
