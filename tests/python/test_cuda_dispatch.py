@@ -26,6 +26,9 @@ def emulated():
     torch.ops.scanforge_testing.emulate_cuda(False)
 
 
+# Random parameters: some of the selective SSM's A are above 0, which the dispatch's parameter check
+# reports (test_warnings.py tests that warning); over 9 steps the states stay small.
+@pytest.mark.filterwarnings(r"ignore:selective_ssm\.forward. parameter A")
 @pytest.mark.parametrize("dtype,bound,param_bound", [(torch.float32, 1e-5, 1e-4), (torch.bfloat16, 1e-2, 1e-2)],
                          ids=["float32", "bfloat16"])
 def test_generated_kernels_match_float64(emulated, any_model, dtype, bound, param_bound):
