@@ -617,13 +617,14 @@ void Launch::runWarp(Block &b, unsigned warp) {
   // Source lines of program counters not seen yet, in one addr2line run.
   std::set<uint32_t> unseen;
   for (const std::vector<LaneAccess> *log : logs)
-    for (const LaneAccess &a : log ? *log : std::vector<LaneAccess>{})
-      if (!lineKeys_.count(a.pc)) unseen.insert(lib_.offsetOf(reinterpret_cast<const void *>(a.pc)));
+    if (log)
+      for (const LaneAccess &a : *log)
+        if (!lineKeys_.count(a.pc)) unseen.insert(lib_.offsetOf(reinterpret_cast<const void *>(a.pc)));
   if (!unseen.empty()) lib_.sites({unseen.begin(), unseen.end()});
   uint64_t warpsPerBlock = (config_.block + kWarp - 1) / kWarp, id = uint64_t{b.linear} * warpsPerBlock + warp;
   recorder_.addTurn(id, logs);
-  if (std::all_of(b.threads.begin() + begin, b.threads.begin() + end, [](const Thread &t) { return t.state == State::Exited; }))
-    recorder_.finishWarp(id);
+  unsigned lanes = end - begin;
+  if (b.warps[warp].exited == (lanes == kWarp ? 0xffffffffu : (1u << lanes) - 1u)) recorder_.finishWarp(id);
 }
 
 uintptr_t Launch::lineKey(const LaneAccess &a) {
