@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <set>
 #include <stdexcept>
 
 namespace scanforge::gpu {
@@ -25,10 +24,10 @@ std::vector<double> blockExecutions(const KernelSass &sass, const KernelTraffic 
 
   // Per loop (by header; -1: outside loops), the executions its accesses say, pooled over its
   // blocks: ptxas attributes some of an unrolled batch's accesses to a neighbouring line of the
-  // batch, which evens out over the loop but not per line. A line with requests but no instruction
-  // (ptxas put all of its accesses on neighbouring lines: the selective SSM's loads of C in its
-  // backward) counts for the loop of the nearest line with instructions, the one before on a tie;
-  // left out, its loop seemed to run a third as often as it does.
+  // batch, which evens out over the loop but not per line. Requests at a line without an
+  // instruction of their kind (ptxas put all of its accesses on neighbouring lines: the selective
+  // SSM's loads of C in its backward) count for the loop of the nearest line with instructions,
+  // the one before on a tie; left out, its loop seemed to run a third as often as it does.
   const size_t n = sass.blocks.size();
   std::map<int, std::pair<double, double>> pooled;  // loop -> (executions x copies, copies)
   struct Placed {
@@ -37,7 +36,6 @@ std::vector<double> blockExecutions(const KernelSass &sass, const KernelTraffic 
     int loop;
   };
   std::vector<Placed> placed;  // each memory instruction's site
-  std::set<std::string> withInstructions;
   auto lineOf = [](const std::string &site) {  // "mingru.cu:57"
     size_t colon = site.rfind(':');
     return std::pair<std::string, long>{site.substr(0, colon), std::stol(site.substr(colon + 1))};
@@ -46,14 +44,13 @@ std::vector<double> blockExecutions(const KernelSass &sass, const KernelTraffic 
     for (auto &[site, k] : b.sites) {
       auto [file, line] = lineOf(site.site);
       placed.push_back({file, line, b.loop});
-      withInstructions.insert(site.site);
       if (requestsAt(site) > 0) {
         pooled[b.loop].first += k * requestsAt(site) / copies.at(site) / warps;
         pooled[b.loop].second += k;
       }
     }
   for (auto &[site, r] : requests) {
-    if (withInstructions.count(site.site)) continue;
+    if (copies.count(site)) continue;
     auto [file, line] = lineOf(site.site);
     const Placed *nearest = nullptr;
     for (const Placed &p : placed) {
