@@ -24,7 +24,7 @@ thread_local std::vector<std::string> pendingWarnings;  // takeWarnings
 std::vector<std::string> takeWarnings() { return std::exchange(pendingWarnings, {}); }
 
 void checkParameters(const Loaded &rec, at::TensorList params) {
-  if (!rec.cpu) return;
+  if (!rec.cpu || rec.deviceParametersChecked.exchange(true)) return;
   TensorViews views;
   std::vector<at::Tensor> host;  // keeps the copies alive for the check
   for (const std::string &name : rec.cpu->checkedParameters())

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,8 @@ struct Loaded {
 #if SCANFORGE_TORCH_COMPILER
   std::optional<CompiledModule> module;  // a .scan file: its CPU backend and float64 reference
   std::optional<Recurrence> cpu;
+  // Its parameters were checked at a call on the device (checkParameters: the first one only).
+  mutable std::atomic<bool> deviceParametersChecked{false};
 #endif
   // The CUDA kernels: the kernel package's, or the compiled module's, emitted on first use.
   const cuda::KernelPackage &kernels() const;
@@ -44,9 +47,11 @@ std::string loadScan(const std::string &path, const std::string &recurrence, boo
 // The API's warnings (Scanforge.h, setWarningHandler) given on this thread since the last call, in
 // order (the Python package turns each into a UserWarning); none in a build without the compiler.
 std::vector<std::string> takeWarnings();
-// A call on the device checks what the CPU programs check of its parameters (a state's decay
-// above 1, docs/dsl.md), on host copies of the parameters checked, until the recurrence warned
-// (takeWarnings gives the warning); nothing for a kernel package or in a build without the compiler.
+// The first call of a recurrence on the device checks what the CPU programs check of its
+// parameters (a state's decay above 1, docs/dsl.md), on host copies of the parameters checked
+// (takeWarnings gives the warning). Only the first: a copy to the host waits for the device, which
+// at every call would stall each training step. Nothing for a kernel package or in a build
+// without the compiler.
 void checkParameters(const Loaded &rec, at::TensorList params);
 // Reads the kernel package in `dir` and returns the key of its forward recurrence `recurrence`
 // ("": the package's only forward one).
