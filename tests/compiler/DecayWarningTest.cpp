@@ -19,14 +19,28 @@ struct CollectWarnings {
   ~CollectWarnings() { setWarningHandler(nullptr); }
 };
 
-// One forward of the selective SSM at B=1 T=3 d=2 n=2 with these A (row-major [d, n]).
-void forwardSsm(const Recurrence &rec, std::vector<float> a) {
+// The one warning given, with `text` in it.
+void expectOneWarning(const CollectWarnings &warnings, const std::string &text) {
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  EXPECT_NE(warnings.messages[0].find(text), std::string::npos) << warnings.messages[0];
+}
+
+// The selective SSM's tensors at B=1 T=3 d=2 n=2; a step's (B=1) are the first row of each.
+struct SsmTensors {
   std::vector<float> x = {0.5f, -0.25f, 1.0f, 0.75f, -0.5f, 0.125f}, dt = {0.1f, -0.3f, 0.7f, 0.2f, -1.0f, 0.4f};
   std::vector<float> b = {0.3f, -0.6f, 0.9f, 0.2f, -0.4f, 0.8f}, c = {-0.7f, 0.5f, 0.1f, -0.2f, 0.6f, 0.3f};
-  std::vector<float> d = {1.0f, 0.5f}, y(6);
+  std::vector<float> d = {1.0f, 0.5f}, y = std::vector<float>(6);
+  TensorViews inputs(const std::vector<int64_t> &shape) {
+    return {{"x", {x.data(), shape}}, {"dt", {dt.data(), shape}}, {"B", {b.data(), shape}}, {"C", {c.data(), shape}}};
+  }
+  TensorViews params(std::vector<float> &a) { return {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}; }
+};
+
+// One forward of the selective SSM at B=1 T=3 d=2 n=2 with these A (row-major [d, n]).
+void forwardSsm(const Recurrence &rec, std::vector<float> a) {
+  SsmTensors t;
   std::vector<int64_t> steps = {1, 3, 2};
-  rec.forward({{"x", {x.data(), steps}}, {"dt", {dt.data(), steps}}, {"B", {b.data(), steps}}, {"C", {c.data(), steps}}},
-              {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}, {}, {{"y", {y.data(), steps}}}, {}, nullptr);
+  rec.forward(t.inputs(steps), t.params(a), {}, {{"y", {t.y.data(), steps}}}, {}, nullptr);
 }
 
 TEST(DecayWarning, GivenOnceWhenAParameterBreaksItsBound) {
@@ -51,29 +65,22 @@ TEST(DecayWarning, GivenOnceWhenAParameterBreaksItsBound) {
 TEST(DecayWarning, APackedCallChecksOnce) {
   Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
   CollectWarnings warnings;
-  std::vector<float> x = {0.5f, -0.25f, 1.0f, 0.75f, -0.5f, 0.125f}, dt = {0.1f, -0.3f, 0.7f, 0.2f, -1.0f, 0.4f};
-  std::vector<float> b = {0.3f, -0.6f, 0.9f, 0.2f, -0.4f, 0.8f}, c = {-0.7f, 0.5f, 0.1f, -0.2f, 0.6f, 0.3f};
-  std::vector<float> a = {-1.0f, -2.0f, -0.5f, 0.5f}, d = {1.0f, 0.5f}, y(6);
+  SsmTensors t;
+  std::vector<float> a = {-1.0f, -2.0f, -0.5f, 0.5f};
   std::vector<int64_t> steps = {1, 3, 2};
-  rec.forwardPacked({0, 1, 3}, {{"x", {x.data(), steps}}, {"dt", {dt.data(), steps}}, {"B", {b.data(), steps}}, {"C", {c.data(), steps}}},
-                    {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}, {}, {{"y", {y.data(), steps}}}, {}, nullptr);
-  ASSERT_EQ(warnings.messages.size(), 1u);
-  EXPECT_NE(warnings.messages[0].find("selective_ssm.forwardPacked: parameter A[1, 1] = 0.5 breaks A <= 0"), std::string::npos)
-      << warnings.messages[0];
+  rec.forwardPacked({0, 1, 3}, t.inputs(steps), t.params(a), {}, {{"y", {t.y.data(), steps}}}, {}, nullptr);
+  expectOneWarning(warnings, "selective_ssm.forwardPacked: parameter A[1, 1] = 0.5 breaks A <= 0");
 }
 
 // Decoding checks the parameters where it checks the shapes: at the first step.
 TEST(DecayWarning, GivenAtTheFirstStep) {
   Recurrence rec = compileSource("selective_ssm.scan", readModel("selective_ssm"));
   CollectWarnings warnings;
-  std::vector<float> x = {0.5f, -0.25f}, dt = {0.1f, -0.3f}, b = {0.3f, -0.6f}, c = {-0.7f, 0.5f};
-  std::vector<float> a = {-1.0f, 2.0f, -0.5f, -1.0f}, d = {1.0f, 0.5f}, s(4), y(2);
+  SsmTensors t;
+  std::vector<float> a = {-1.0f, 2.0f, -0.5f, -1.0f}, s(4);
   std::vector<int64_t> row = {1, 2};
-  rec.step({{"x", {x.data(), row}}, {"dt", {dt.data(), row}}, {"B", {b.data(), row}}, {"C", {c.data(), row}}},
-           {{"A", {a.data(), {2, 2}}}, {"D", {d.data(), {2}}}}, {{"s", {s.data(), {1, 2, 2}}}}, {{"y", {y.data(), row}}});
-  ASSERT_EQ(warnings.messages.size(), 1u);
-  EXPECT_NE(warnings.messages[0].find("selective_ssm.step: parameter A[0, 1] = 2 breaks A <= 0"), std::string::npos)
-      << warnings.messages[0];
+  rec.step(t.inputs(row), t.params(a), {{"s", {s.data(), {1, 2, 2}}}}, {{"y", {t.y.data(), row}}});
+  expectOneWarning(warnings, "selective_ssm.step: parameter A[0, 1] = 2 breaks A <= 0");
 }
 
 // A caller that runs the recurrence elsewhere (the CUDA dispatch) checks host copies of the
@@ -87,9 +94,7 @@ TEST(DecayWarning, CheckedParametersForCallsElsewhere) {
   EXPECT_TRUE(warnings.messages.empty());
   a[3] = 0.5f;
   rec.checkParameters({{"A", {a.data(), {2, 2}}}});
-  ASSERT_EQ(warnings.messages.size(), 1u);
-  EXPECT_NE(warnings.messages[0].find("selective_ssm.forward: parameter A[1, 1] = 0.5 breaks A <= 0"), std::string::npos)
-      << warnings.messages[0];
+  expectOneWarning(warnings, "selective_ssm.forward: parameter A[1, 1] = 0.5 breaks A <= 0");
   EXPECT_TRUE(rec.checkedParameters().empty());
   EXPECT_TRUE(compileSource("mingru.scan", readModel("mingru")).checkedParameters().empty());
 }
