@@ -219,6 +219,27 @@ TEST(Planner, TheStashReadsAChunksInputsOnce) {
   EXPECT_FALSE(plan(r).stash);
 }
 
+// A chunk walked twice without the stash reads its inputs twice: a chunked tile's rescan always
+// (it follows the carry's wait), even where the resident tiles' chunks fit in half of L2 (16 steps
+// of 8 bytes for 135168 threads, 17 MB); a sequential backward's second walk only beyond half of L2.
+TEST(Planner, ChunkedRescansReadTheirInputsAgainAndSequentialWalksBeyondL2) {
+  PlanRequest r = request(8, 16384, 1024);
+  r.readBytesPerStep = 8;
+  r.writtenBytesPerStep = 4;
+  r.chunkedShared = {0, 64, true};
+  double ideal = 8.0 * 1024 * 16384 * 12, again = 8.0 * 1024 * 16384 * 8;
+  EXPECT_DOUBLE_EQ(predictPlan(r, Plan{Strategy::Chunked, 16, 1024, 1, false}).bytes, ideal + again);
+  EXPECT_DOUBLE_EQ(predictPlan(r, Plan{Strategy::Chunked, 16, 1024, 1, true}).bytes, ideal);
+  PlanRequest seq = request(64, 4096, 1024);
+  seq.readBytesPerStep = 8;
+  seq.writtenBytesPerStep = 4;
+  seq.sequentialShared = {4, 4, false};  // a backward that recomputes its states walks a chunk twice
+  double seqIdeal = 64.0 * 1024 * 4096 * 12;
+  // 65536 resident threads: 16 steps of 8 bytes (8 MiB) fit in half of L2, 64 steps (32 MiB) do not.
+  EXPECT_DOUBLE_EQ(predictPlan(seq, Plan{Strategy::Sequential, 16, 256}).bytes, seqIdeal);
+  EXPECT_DOUBLE_EQ(predictPlan(seq, Plan{Strategy::Sequential, 64, 64}).bytes, seqIdeal + 64.0 * 1024 * 4096 * 8);
+}
+
 // Checkpoints are traffic: a thread writes its states before every chunk (checkpoint interval) and
 // a backward that recomputes them reads them back, in both strategies.
 TEST(Planner, CheckpointsCountPerChunk) {
