@@ -62,14 +62,17 @@ struct Buffers {
     map[name] = ptr;
     return t;
   }
-  // The checkpoints and workspaces of `rec`, from the device memory's allocator.
-  void scratch(const cuda::RecurrenceDesc &rec) {
+  // The workspaces of `rec` and, for a backward to read, its checkpoints, from the device memory's
+  // allocator.
+  void scratch(const cuda::RecurrenceDesc &rec, cuda::Passes passes) {
     for (const cuda::BufferDesc &b : rec.buffers)
-      if (b.role == cuda::BufferRole::Checkpoint || b.role == cuda::BufferRole::Workspace)
+      if ((b.role == cuda::BufferRole::Checkpoint && passes == cuda::Passes::ForwardAndBackward) ||
+          b.role == cuda::BufferRole::Workspace)
         map[b.name] = memory.result({static_cast<int64_t>(runner.bytes(b, call.shape, plan))}, at::kByte).second;
   }
-  // The forward's operands, outputs and final states (returned), and its scratch.
-  std::vector<at::Tensor> forward(at::TensorList inputs, at::TensorList params, at::TensorList initial) {
+  // The forward's operands, outputs and final states (returned), and its scratch (`passes`: the
+  // checkpoints only where the backward follows).
+  std::vector<at::Tensor> forward(at::TensorList inputs, at::TensorList params, at::TensorList initial, cuda::Passes passes) {
     const Signature &sig = call.signature();
     const cuda::RecurrenceDesc &fwd = runner.forwardDesc();
     for (size_t i = 0; i < inputs.size(); ++i) operand(fwd, sig.inputs[i].name, inputs[i]);
@@ -78,7 +81,7 @@ struct Buffers {
     std::vector<at::Tensor> results;
     for (const Port &o : sig.outputs) results.push_back(result(fwd, o.name, call.step(o)));
     for (const Port &s : sig.states) results.push_back(result(fwd, cuda::finalOf(s.name), call.state(s)));
-    scratch(fwd);
+    scratch(fwd, passes);
     return results;
   }
 };
@@ -133,8 +136,11 @@ std::vector<at::Tensor> deviceForward(const Call &call, const Device &device, at
     checkParameters(*call.rec, params);
     Runner &r = runnerFor(call, device.backend);
     std::lock_guard<std::mutex> lock(r.mutex);
-    Buffers buffers{call, r.runner, device.memory, r.runner.plan(call.shape), {}};
-    std::vector<at::Tensor> results = buffers.forward(inputs, params, initial);
+    // No backward reads this forward's checkpoints (the backward runs the forward again): a plan for
+    // the forward's kernels alone, and no checkpoints.
+    const cuda::Passes alone = cuda::Passes::Forward;
+    Buffers buffers{call, r.runner, device.memory, r.runner.plan(call.shape, {}, {}, {}, {}, alone), {}};
+    std::vector<at::Tensor> results = buffers.forward(inputs, params, initial, alone);
     r.runner.forward(call.shape, buffers.plan, buffers.map, device.memory.stream());
     device.memory.finish();
     for (at::Tensor &t : results) t = t.to(call.dtype);
@@ -157,7 +163,7 @@ std::vector<at::Tensor> deviceBackward(const Call &call, const Device &device, a
     if (!bwd) C10_THROW_ERROR(ValueError, "scanforge " + sig.name + ": the kernel package has no backward for it");
     Buffers buffers{call, r.runner, device.memory, r.runner.plan(call.shape), {}};
     // The forward again, for its checkpoints (Backends.h says why).
-    buffers.forward(inputs, params, initial);
+    buffers.forward(inputs, params, initial, cuda::Passes::ForwardAndBackward);
     for (size_t i = 0; i < sig.outputs.size(); ++i) buffers.operand(*bwd, gradOf(sig.outputs[i].name), outputGrads[i]);
     for (size_t i = 0; i < sig.states.size(); ++i)
       buffers.operand(*bwd, cuda::initialOf(adjointOf(sig.states[i].name)), finalGrads[i]);
@@ -166,7 +172,7 @@ std::vector<at::Tensor> deviceBackward(const Call &call, const Device &device, a
     for (const Port &p : sig.params) grads.push_back(buffers.result(*bwd, gradOf(p.name), call.param(p)));
     for (const Port *s : call.initialPorts)
       grads.push_back(buffers.result(*bwd, cuda::finalOf(adjointOf(s->name)), call.state(*s)));
-    buffers.scratch(*bwd);
+    buffers.scratch(*bwd, cuda::Passes::ForwardAndBackward);
     r.runner.forward(call.shape, buffers.plan, buffers.map, device.memory.stream());
     r.runner.backward(call.shape, buffers.plan, buffers.map, device.memory.stream());
     device.memory.finish();

@@ -58,19 +58,19 @@ GoldenTensors tensorsFrom(const nlohmann::json &j) {
 
 class GoldenRun {
  public:
-  GoldenRun(RecurrenceRunner &runner, const Golden &golden, const Plan &plan)
-      : runner_(runner), device_(runner.device()), golden_(golden), plan_(plan) {}
+  GoldenRun(RecurrenceRunner &runner, const Golden &golden, const Plan &plan, Passes passes)
+      : runner_(runner), device_(runner.device()), golden_(golden), plan_(plan), passes_(passes) {}
 
   GoldenReport run() {
     const RecurrenceDesc &fwd = runner_.forwardDesc();
     for (auto &[name, tensor] : golden_.forwardInputs) upload(fwd, name, tensor);
     for (const BufferDesc &b : fwd.buffers)
-      if (b.role == BufferRole::Output || b.forBackward) allocate(b);
+      if (b.role == BufferRole::Output || (b.forBackward && passes_ == Passes::ForwardAndBackward)) allocate(b);
     for (auto &[name, tensor] : golden_.forwardExpected) allocate(describe(fwd, name));
     runner_.forward(golden_.shape, plan_, buffers_);
     device_.synchronize(0);
     for (auto &[name, tensor] : golden_.forwardExpected) check("forward", fwd, name, tensor);
-    if (golden_.backwardExpected.empty()) return std::move(report_);
+    if (golden_.backwardExpected.empty() || passes_ == Passes::Forward) return std::move(report_);
 
     const RecurrenceDesc &bwd = *runner_.backwardDesc();
     for (auto &[name, tensor] : golden_.backwardInputs) upload(bwd, name, tensor);
@@ -139,6 +139,7 @@ class GoldenRun {
   DeviceBackend &device_;
   const Golden &golden_;
   Plan plan_;
+  Passes passes_;
   std::map<std::string, DeviceBuffer> owned_;
   BufferMap buffers_;
   GoldenReport report_;
@@ -203,8 +204,8 @@ std::vector<PlanChoice> goldenPlans() {
           {Strategy::Chunked, 1, std::nullopt, false}};
 }
 
-GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan) {
-  return GoldenRun(runner, golden, plan).run();
+GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan, Passes passes) {
+  return GoldenRun(runner, golden, plan, passes).run();
 }
 
 }  // namespace scanforge::cuda

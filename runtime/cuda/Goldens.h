@@ -58,8 +58,10 @@ struct PlanChoice {
 std::vector<PlanChoice> goldenPlans();
 
 // Uploads the golden's inputs, runs forward then backward with `plan`, and compares every
-// expected tensor. Throws CudaError if the golden does not fit the package.
-GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan);
+// expected tensor; with Passes::Forward, the forward alone, passed no checkpoints (a plan made for
+// it). Throws CudaError if the golden does not fit the package.
+GoldenReport runGolden(RecurrenceRunner &runner, const Golden &golden, const Plan &plan,
+                       Passes passes = Passes::ForwardAndBackward);
 
 // ||got - want|| / max(||want||, floor * sqrt(N)) (the plain norm of the difference when that is
 // zero); a NaN in `got` is infinite. The floor keeps a tensor that cancels to almost nothing from

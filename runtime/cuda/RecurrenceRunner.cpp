@@ -70,7 +70,8 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
 }
 
 Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy, std::optional<int64_t> chunk,
-                            std::optional<int64_t> lanes, std::optional<bool> stash) const {
+                            std::optional<int64_t> lanes, std::optional<bool> stash, Passes passes) const {
+  const RecurrenceDesc *bwd = passes == Passes::Forward ? nullptr : bwd_;
   Variables sizes = variables(shape, Plan{});  // names a missing or unknown dimension
   std::vector<int64_t> candidates = {1};
   if (!fwd_.laneDim.empty()) {
@@ -88,7 +89,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
         Plan p;
         p.lanes = l;
         Variables vars = variables(shape, p);
-        if (std::max(evaluate(fwd_.stateRegisters, vars), bwd_ ? evaluate(bwd_->stateRegisters, vars) : 0) <= kMaxStateRegisters)
+        if (std::max(evaluate(fwd_.stateRegisters, vars), bwd ? evaluate(bwd->stateRegisters, vars) : 0) <= kMaxStateRegisters)
           fitting.push_back(l);
       }
       candidates = fitting.empty() ? std::vector<int64_t>{candidates.back()} : fitting;
@@ -100,7 +101,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   double bestSeconds = 0;
   std::optional<PlanRefused> refused;
   for (int64_t l : candidates) {
-    PlanRequest request = planRequest(shape, l, strategy, chunk, stash);
+    PlanRequest request = planRequest(shape, l, strategy, chunk, stash, bwd);
     Plan p;
     try {
       p = cuda::plan(request);
@@ -119,7 +120,8 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
 }
 
 PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,
-                                          std::optional<int64_t> chunk, std::optional<bool> stash) const {
+                                          std::optional<int64_t> chunk, std::optional<bool> stash,
+                                          const RecurrenceDesc *bwd) const {
   Plan withLanes;
   withLanes.lanes = lanes;
   Variables vars = variables(shape, withLanes);
@@ -128,12 +130,12 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   request.steps = shape.steps;
   request.channels = evaluate(fwd_.channels, vars) * lanes;  // threads
   request.stepInstructions = static_cast<double>(evaluate(fwd_.stepInstructions, vars) +
-                                                 (bwd_ ? evaluate(bwd_->stepInstructions, vars) : 0));
+                                                 (bwd ? evaluate(bwd->stepInstructions, vars) : 0));
   // Shared memory per chunk step: each launch asks for (bytes per step) * $L (KernelPrinter).
   // A kernel with a stash asks for more with $STASH = 1.
   auto sharedPerStep = [&](const std::vector<LaunchDesc> RecurrenceDesc::*strategy) {
     PlanRequest::SharedPerStep shared;
-    for (const RecurrenceDesc *rec : {&fwd_, bwd_}) {
+    for (const RecurrenceDesc *rec : {&fwd_, bwd}) {
       if (!rec) continue;
       for (const LaunchDesc &launch : rec->*strategy) {
         Variables perStep = vars;
@@ -153,14 +155,15 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   request.sharedPerBlock = static_cast<int64_t>(device_.sharedBytesPerBlock());
   double read = 0, written = 0;
   addStepBytes(fwd_, vars, read, written);
-  if (bwd_) addStepBytes(*bwd_, vars, read, written);
-  if (bwd_)  // [B, NC, channels, register elements] per parameter gradient, dealt to the lanes
-    for (const BufferDesc &b : bwd_->buffers)
-      if (const BufferDesc *partials = b.role == BufferRole::Accum ? bwd_->buffer(chunkPartialsOf(b.name)) : nullptr)
+  if (bwd) addStepBytes(*bwd, vars, read, written);
+  if (bwd)  // [B, NC, channels, register elements] per parameter gradient, dealt to the lanes
+    for (const BufferDesc &b : bwd->buffers)
+      if (const BufferDesc *partials = b.role == BufferRole::Accum ? bwd->buffer(chunkPartialsOf(b.name)) : nullptr)
         request.partialSumBytes += 4.0 * static_cast<double>(evaluate(partials->shape.back(), vars)) / static_cast<double>(lanes);
-  // [B, NC, register elements, channels] per state the backward recomputes: written, then read.
+  // [B, NC, register elements, channels] per state the backward recomputes: written, then read
+  // (a forward alone writes none).
   for (const BufferDesc &b : fwd_.buffers)
-    if (b.role == BufferRole::Checkpoint && b.forBackward) {
+    if (bwd && b.role == BufferRole::Checkpoint && b.forBackward) {
       double perChunk = 2.0 * static_cast<double>(elementBytes(b));
       for (size_t i = 2; i < b.shape.size(); ++i) perChunk *= static_cast<double>(evaluate(b.shape[i], vars));
       request.checkpointBytes += perChunk / static_cast<double>(request.channels);
@@ -170,7 +173,7 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
   request.multiprocessors = device_.multiprocessors();
   if (!fwd_.sequential.empty() && fwd_.sequential.front().block > 0) request.sequentialBlockThreads = fwd_.sequential.front().block;
   if (!fwd_.chunked.empty() && fwd_.chunked.front().block > 0) request.chunkedBlockThreads = fwd_.chunked.front().block;
-  request.passes = bwd_ ? 2 : 1;
+  request.passes = bwd ? 2 : 1;
   request.chainGroup = fwd_.chainGroup;
   request.maxGridYZ = device_.maxGridYZ();
   request.strategy = strategy;

@@ -4,8 +4,10 @@
 // states, and the forward's checkpoints for the backward) and passes them by buffer name; the
 // runner compiles the kernels for the shape's register-dimension sizes (once per size), keeps
 // its own scratch buffers, zeroes what the kernels accumulate into, and launches the strategy the
-// plan names. Forward and backward must use the same plan (its chunk length is the checkpoint
-// interval). Not for concurrent use from several threads or streams.
+// plan names. A backward must use the plan of the forward that wrote its checkpoints (its chunk
+// length is the checkpoint interval); a forward whose checkpoints no backward reads is planned for
+// itself (Passes::Forward) and passed no checkpoints. Not for concurrent use from several threads or
+// streams.
 #pragma once
 
 #include <map>
@@ -27,6 +29,10 @@ struct Shape {
 
 using BufferMap = std::map<std::string, DevicePtr>;
 
+// The kernels a plan serves: a forward alone (inference, or a forward whose backward runs its own
+// forward again), or a forward and the backward that reads its checkpoints.
+enum class Passes { Forward, ForwardAndBackward };
+
 class RecurrenceRunner {
  public:
   // `package` must outlive the runner.
@@ -40,9 +46,11 @@ class RecurrenceRunner {
   // (Plan::lanes) by the same cost model, among the powers of two up to 32 that divide the
   // dimension's size and leave at most kMaxStateRegisters floats of state per thread. `lanes`
   // forces that choice (a CudaError if it does not divide the size); `stash` forces the chunked
-  // kernels' stash on or off where they have one (Plan::stash).
+  // kernels' stash on or off where they have one (Plan::stash). `passes`: the kernels the plan is
+  // for; with Passes::Forward it weighs the forward's kernels alone and writes no checkpoints.
   Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {},
-            std::optional<int64_t> lanes = {}, std::optional<bool> stash = {}) const;
+            std::optional<int64_t> lanes = {}, std::optional<bool> stash = {},
+            Passes passes = Passes::ForwardAndBackward) const;
   // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, $STASH, dimension sizes) for a
   // call; a CudaError names a missing, unknown or out-of-range size.
   Variables variables(const Shape &shape, const Plan &plan) const;
@@ -57,9 +65,10 @@ class RecurrenceRunner {
   // The launches for batch elements [first, first + slice.batch) of a call of `batch` elements.
   void runSlice(const RecurrenceDesc &rec, const Shape &slice, int64_t first, int64_t batch, const Plan &plan,
                 const BufferMap &buffers, Stream stream);
-  // What the planner is told about a call at `shape` with `lanes` threads per channel.
+  // What the planner is told about a call at `shape` with `lanes` threads per channel, running
+  // the forward and `bwd` (null: the forward alone).
   PlanRequest planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,
-                          std::optional<int64_t> chunk, std::optional<bool> stash) const;
+                          std::optional<int64_t> chunk, std::optional<bool> stash, const RecurrenceDesc *bwd) const;
   LoadedModule &module(const RecurrenceDesc &rec, const Variables &vars);
   DevicePtr resolve(const RecurrenceDesc &rec, const BufferDesc &buffer, const BufferMap &given, const Variables &vars);
 

@@ -77,6 +77,32 @@ TEST(Emulation, LaneDimensionsMatchReference) {
   }
 }
 
+// A forward whose checkpoints no backward reads (inference, the PyTorch op's forward) runs under a
+// plan made for its own kernels, passed no checkpoint buffer: the selective SSM (whose forward
+// alone may hold all of n in one thread) at several blocks of channels with 1, 2 and 8 lanes, and
+// minGRU and minLSTM at the odd shapes, both strategies, against float64.
+TEST(Emulation, ForwardAloneMatchesReference) {
+  for (const char *model : {"selective_ssm", "mingru", "minlstm"}) {
+    auto compiled = compileReference(readModel(model), std::string(model) + ".scan");
+    ASSERT_TRUE(compiled);
+    std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+    ErrorSummary summary;
+    ReferenceRuns runs;
+    runs.passes = cuda::Passes::Forward;
+    if (std::string(model) == "selective_ssm") {
+      runs.shapes = {{2, 37, {{"d", 130}, {"n", 8}}}, {1, 9, {{"d", 33}, {"n", 8}}}};
+      runs.initialStates = {true};
+      for (int64_t lanes : {1, 2, 8}) {
+        runs.plans.push_back({cuda::Strategy::Sequential, std::nullopt, lanes});
+        runs.plans.push_back({cuda::Strategy::Chunked, 5, lanes});
+      }
+    }
+    checkAgainstReference(*compiled->module, *device, summary, runs);
+    EXPECT_EQ(summary.worst.count("backward f32"), 0u);
+    std::cout << "[ emulation ] " << model << ", forward alone: " << summary.describe() << "\n";
+  }
+}
+
 // A long sequence: T = 10^5 steps from initial states, chunked (the planner's choice at this
 // width: carries across thousands of chunks) and sequential, forward and backward, against the
 // float64 reference.
@@ -481,6 +507,10 @@ TEST(RecurrenceRunner, PlansLanesPerChannelByTheModel) {
   EXPECT_EQ(runner.plan(bench, cuda::Strategy::Chunked, std::nullopt, 1).chunk, 6);
   EXPECT_EQ(runner.plan(bench, cuda::Strategy::Sequential, 4, 16).lanes, 16);
   EXPECT_EQ(runner.plan({2, 37, {{"d", 5}, {"n", 3}}}).lanes, 1);  // 3: no other lane count divides it
+  // A forward alone is planned for its own kernels: all of n in one thread (the backward's two
+  // states of n floats, and its shared memory per step, no longer bind), chunks of 128 steps.
+  cuda::Plan alone = runner.plan(bench, std::nullopt, std::nullopt, std::nullopt, std::nullopt, cuda::Passes::Forward);
+  EXPECT_EQ(cuda::describe(alone), "chunked L=128") << cuda::describe(plan);
   auto error = [&](const cuda::Shape &shape, int64_t lanes) {
     try {
       runner.plan(shape, std::nullopt, std::nullopt, lanes);

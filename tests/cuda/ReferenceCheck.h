@@ -39,12 +39,14 @@ struct ErrorSummary {
   }
 };
 
-// What to run: the odd shapes (or `shapes`), every golden plan, with and without initial states.
+// What to run: the odd shapes (or `shapes`), every golden plan, with and without initial states;
+// forward and backward, or the forward alone under plans made for it (no checkpoints written).
 struct ReferenceRuns {
   int64_t registerSize = 3;
   std::optional<std::vector<cuda::Shape>> shapes;
   std::vector<cuda::PlanChoice> plans = cuda::goldenPlans();
   std::vector<bool> initialStates = {true, false};
+  cuda::Passes passes = cuda::Passes::ForwardAndBackward;
 };
 
 inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &device, ErrorSummary &summary,
@@ -64,8 +66,8 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
         for (const cuda::PlanChoice &choice : runs.plans) {
           SCOPED_TRACE(rec.name + " " + shape.describe() + (withInitial ? " with initial states" : " from zero") + ", " +
                        choice.describe());
-          cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash);
-          cuda::GoldenReport report = cuda::runGolden(runner, golden, plan);
+          cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash, runs.passes);
+          cuda::GoldenReport report = cuda::runGolden(runner, golden, plan, runs.passes);
           ++summary.runs;
           for (const cuda::TensorCheck &c : report.checks) {
             const cuda::BufferDesc *b = (c.stage == "forward" ? rec : package.recurrence(rec.backward)).buffer(c.name);

@@ -146,6 +146,10 @@ std::vector<Case> defaultCases(const KernelPackage &package, const std::vector<s
 struct Timing {
   std::string recurrence, dtype, shape, plan;
   double forwardMs = 0, forwardBackwardMs = 0, forwardBytes = 0, backwardBytes = 0;
+  // A forward alone (no backward reads its checkpoints), under the plan made for it; not timed
+  // under a forced plan.
+  std::string alonePlan = "";
+  double forwardAloneMs = 0;
   std::string refused = "";  // why a forced plan cannot run at this case (nothing timed)
 };
 
@@ -188,6 +192,14 @@ Timing timeCase(CudaBackend &gpu, Utilities &util, const KernelPackage &package,
       if (countsAsIdeal(b, true) && buffers.count(b.name)) t.backwardBytes += runner.bytes(b, c.shape, plan);
 
   t.forwardMs = Utilities::medianMs(gpu, repeats, [&] { runner.forward(c.shape, plan, buffers); });
+  if (bwd && !forced.any()) {
+    Plan alone = runner.plan(c.shape, {}, {}, {}, {}, Passes::Forward);
+    BufferMap noCheckpoints;
+    for (auto &[name, ptr] : buffers)
+      if (fwd.buffer(name) && fwd.buffer(name)->role != BufferRole::Checkpoint) noCheckpoints[name] = ptr;
+    t.alonePlan = describe(alone);
+    t.forwardAloneMs = Utilities::medianMs(gpu, repeats, [&] { runner.forward(c.shape, alone, noCheckpoints); });
+  }
   if (bwd)
     t.forwardBackwardMs = Utilities::medianMs(gpu, repeats, [&] {
       runner.forward(c.shape, plan, buffers);
@@ -318,19 +330,20 @@ int run(int argc, char **argv) {
       rows.push_back({{"recurrence", t.recurrence}, {"shape", t.shape}, {"refused", t.refused}});
       continue;
     }
-    auto row = [&](const char *pass, double ms, double bytes) {
+    auto row = [&](const char *pass, double ms, double bytes, const std::string &plan) {
       double gbs = bytes / (ms * 1e6);
       std::string key = scanforge::tools::resultKey(t.recurrence, t.shape, pass);
       std::printf("| %s | %s | %s | %s | %s | %.3f | %.0f | %.0f%% | %s | %s |\n", t.recurrence.c_str(), t.dtype.c_str(),
-                  t.shape.c_str(), t.plan.c_str(), pass, ms, gbs, 100 * gbs / copy, predictionColumn(predictions, key).c_str(),
+                  t.shape.c_str(), plan.c_str(), pass, ms, gbs, 100 * gbs / copy, predictionColumn(predictions, key).c_str(),
                   peerColumn(peerTimes, key, ms).c_str());
-      rows.push_back({{"recurrence", t.recurrence}, {"dtype", t.dtype}, {"shape", t.shape}, {"plan", t.plan}, {"pass", pass},
+      rows.push_back({{"recurrence", t.recurrence}, {"dtype", t.dtype}, {"shape", t.shape}, {"plan", plan}, {"pass", pass},
                       {"ms", ms}, {"ideal_bytes", bytes}, {"gbs", gbs}, {"of_copy", gbs / copy},
                       {"predicted", predictions.contains(key) ? predictions[key] : nlohmann::json()},
                       {"peers", peerTimes.contains(key) ? peerTimes[key] : nlohmann::json::object()}});
     };
-    row("forward", t.forwardMs, t.forwardBytes);
-    if (t.forwardBackwardMs > 0) row("forward+backward", t.forwardBackwardMs, t.forwardBytes + t.backwardBytes);
+    row("forward", t.forwardMs, t.forwardBytes, t.plan);
+    if (t.forwardAloneMs > 0) row("forward alone", t.forwardAloneMs, t.forwardBytes, t.alonePlan);
+    if (t.forwardBackwardMs > 0) row("forward+backward", t.forwardBackwardMs, t.forwardBytes + t.backwardBytes, t.plan);
   }
   if (!jsonFile.empty()) {
     nlohmann::json report = {{"device", gpu->describe()}, {"copy_gbs", copy}, {"repeats", repeats}, {"rows", rows}};

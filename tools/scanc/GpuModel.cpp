@@ -43,25 +43,26 @@ struct Reduced {
   double scale;
 };
 
-Reduced reducedOf(const cuda::RecurrenceRunner &runner, const cuda::Shape &full, const cuda::Plan &plan) {
+Reduced reducedOf(const cuda::RecurrenceRunner &runner, const cuda::Shape &full, const cuda::Plan &plan, cuda::Passes passes) {
   bool chunkedInTime = plan.chunk < full.steps;  // chunks or checkpoint intervals
   int64_t steps = chunkedInTime ? std::min(full.steps, std::max(kReducedSteps, 2 * plan.chunk))
                                 : std::min(full.steps, kReducedSteps);
   steps = chunkedInTime ? steps / plan.chunk * plan.chunk : steps;
   cuda::Shape shape{1, steps, full.dims};
-  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps, plan.lanes, plan.stash);
+  cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps, plan.lanes, plan.stash, passes);
   return {shape, reduced, static_cast<double>(full.batch * full.steps) / static_cast<double>(steps)};
 }
 
-// Device buffers for both directions, inputs and parameters random (parameters negative: decaying
-// scans stay finite). Optional buffers only where the backward needs them; workspaces are the runner's.
+// Device buffers for the directions `passes` names, inputs and parameters random (parameters
+// negative: decaying scans stay finite). Optional buffers only where the backward needs them;
+// workspaces are the runner's.
 struct Buffers {
   std::vector<cuda::DeviceBuffer> owned;
   cuda::BufferMap map;
 };
 
-Buffers provide(cuda::RecurrenceRunner &runner, const cuda::Shape &shape, const cuda::Plan &plan) {
-  const RecurrenceDesc *bwd = runner.backwardDesc();
+Buffers provide(cuda::RecurrenceRunner &runner, const cuda::Shape &shape, const cuda::Plan &plan, cuda::Passes passes) {
+  const RecurrenceDesc *bwd = passes == cuda::Passes::Forward ? nullptr : runner.backwardDesc();
   std::set<std::string> neededByBackward;
   if (bwd)
     for (const BufferDesc &b : bwd->buffers)
@@ -206,8 +207,8 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   } catch (const cuda::CudaError &e) {
     throw ShapeError(e.what());
   }
-  Reduced reduced = reducedOf(runner, full, plan);
-  Buffers buffers = provide(runner, reduced.shape, reduced.plan);
+  Reduced reduced = reducedOf(runner, full, plan, cuda::Passes::ForwardAndBackward);
+  Buffers buffers = provide(runner, reduced.shape, reduced.plan, cuda::Passes::ForwardAndBackward);
   emulator.clearTraffic();
   runner.forward(reduced.shape, reduced.plan, buffers.map);
   std::vector<gpu::KernelTraffic> forwardTraffic = emulator.traffic();
@@ -238,6 +239,18 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   Direction b = predictDirection(device, *bwd, plan, full, reduced, backwardTraffic, tools, runner, true);
   line("backward", b);
   line("forward+backward", {f.seconds + b.seconds, f.idealBytes + b.idealBytes, f.bytesMoved + b.bytesMoved});
+  if (forced.any()) return;
+  // A forward whose checkpoints no backward reads (inference; the PyTorch op's forward) has a plan
+  // of its own and writes no checkpoints.
+  cuda::Plan alone = runner.plan(full, {}, {}, {}, {}, cuda::Passes::Forward);
+  Reduced reducedAlone = reducedOf(runner, full, alone, cuda::Passes::Forward);
+  Buffers aloneBuffers = provide(runner, reducedAlone.shape, reducedAlone.plan, cuda::Passes::Forward);
+  emulator.clearTraffic();
+  runner.forward(reducedAlone.shape, reducedAlone.plan, aloneBuffers.map);
+  std::vector<gpu::KernelTraffic> aloneTraffic = emulator.traffic();
+  std::cout << "forward alone (no backward reads its checkpoints), plan: " << cuda::describe(alone) << ", " << alone.chunks
+            << " chunk(s)\n";
+  line("forward alone", predictDirection(device, rec, alone, full, reducedAlone, aloneTraffic, tools, runner, false));
 }
 
 }  // namespace
