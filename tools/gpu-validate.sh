@@ -15,7 +15,8 @@
 #      the stash's gain is predicted, this measures it;
 #   3c. times minGRU and minLSTM (f32, and bf16 where there is that package) under forced plans:
 #      the chunk lengths and the stash the planner weighs, each plan at every case that can take it
-#      (the planner's choices rest on the model; these are what it chose between);
+#      (the planner's choices rest on the model; these are what it chose between); and the
+#      selective SSM under forced lane counts;
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
 # usage: tools/gpu-validate.sh [--no-peers] [--no-sweep] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
@@ -151,6 +152,21 @@ if [ "$with_sweep" -eq 1 ]; then
       [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || sweep_ok=0  # a refused plan is a row, not a failure
     done
   done
+  # The selective SSM's lanes: with 1 lane a thread holds all 16 states, issuing less than half the
+  # instructions of 4 lanes, in fewer resident warps; the model's latency term, which treats a
+  # warp's instructions as one chain, cannot weigh that (docs/cuda.md, "Limits").
+  if [ -f "$package/manifest.json" ]; then
+    for plan in "chunked 8 1" "chunked 16 4" "chunked 16 8" "sequential 16 8" "sequential 64 16"; do
+      read -r strategy chunk lanes <<<"$plan"
+      n=$((n + 1))
+      echo "gpu-validate: scan-gpu-bench $package (selective_ssm) --strategy $strategy --chunk $chunk --lanes $lanes" >&2
+      "$build/bin/scan-gpu-bench" "$package" --recurrence selective_ssm --strategy "$strategy" --chunk "$chunk" --lanes "$lanes" \
+        --repeats 10 --json "$logs/bench-sweep-${n}.json" >"$logs/bench-sweep-${n}.md" 2>"$logs/bench-sweep-${n}.err"
+      rc=$?
+      printf '%s\t%s\t%s\n' "$n" "f32 selective_ssm $strategy L=$chunk lanes=$lanes" "$rc" >>"$logs/sweep.tsv"
+      [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || sweep_ok=0
+    done
+  fi
 fi
 
 # 4. The report.
