@@ -196,6 +196,28 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
   return d;
 }
 
+// The emulated run of `plan` at its reduced shape: the forward's traffic, then, with
+// Passes::ForwardAndBackward, the backward's (its buffers shared with the forward's).
+struct Emulated {
+  Reduced reduced;
+  std::vector<gpu::KernelTraffic> forward, backward;
+};
+
+Emulated emulate(cuda::RecurrenceRunner &runner, gpu::EmulatedBackend &emulator, const cuda::Shape &full,
+                 const cuda::Plan &plan, cuda::Passes passes) {
+  Emulated run{reducedOf(runner, full, plan, passes), {}, {}};
+  Buffers buffers = provide(runner, run.reduced.shape, run.reduced.plan, passes);
+  emulator.clearTraffic();
+  runner.forward(run.reduced.shape, run.reduced.plan, buffers.map);
+  run.forward = emulator.traffic();
+  if (passes == cuda::Passes::ForwardAndBackward && runner.backwardDesc()) {
+    emulator.clearTraffic();
+    runner.backward(run.reduced.shape, run.reduced.plan, buffers.map);
+    run.backward = emulator.traffic();
+  }
+  return run;
+}
+
 // Prints the prediction of each direction of `rec` at `full`; with `predictions`, also adds them to that file.
 void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &package, const RecurrenceDesc &rec,
                       const cuda::Shape &full, gpu::EmulatedBackend &emulator, const gpu::BinaryTools &tools,
@@ -207,22 +229,16 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   } catch (const cuda::CudaError &e) {
     throw ShapeError(e.what());
   }
-  Reduced reduced = reducedOf(runner, full, plan, cuda::Passes::ForwardAndBackward);
-  Buffers buffers = provide(runner, reduced.shape, reduced.plan, cuda::Passes::ForwardAndBackward);
-  emulator.clearTraffic();
-  runner.forward(reduced.shape, reduced.plan, buffers.map);
-  std::vector<gpu::KernelTraffic> forwardTraffic = emulator.traffic();
-  emulator.clearTraffic();
+  Emulated pair = emulate(runner, emulator, full, plan, cuda::Passes::ForwardAndBackward);
+  const Reduced &reduced = pair.reduced;
   const RecurrenceDesc *bwd = runner.backwardDesc();
-  if (bwd) runner.backward(reduced.shape, reduced.plan, buffers.map);
-  std::vector<gpu::KernelTraffic> backwardTraffic = emulator.traffic();
 
   std::cout << "# " << rec.name << " at " << full.describe() << " on " << device.name << " (" << device.arch
             << "); traffic emulated at " << reduced.shape.describe() << " and scaled by the bytes each launch is passed ("
             << format("%g", reduced.scale) << " for [B, T] tensors)"
             << "\nplan" << (forced.any() ? " (forced)" : "") << ": " << cuda::describe(plan) << ", " << plan.chunks << " chunk(s)"
             << "\nforward:\n";
-  Direction f = predictDirection(device, rec, plan, full, reduced, forwardTraffic, tools, runner, false);
+  Direction f = predictDirection(device, rec, plan, full, reduced, pair.forward, tools, runner, false);
   auto line = [&](const char *what, const Direction &d) {
     double ofCopy = gpu::fractionOfCopy(device, d.idealBytes, d.seconds);
     if (!predictions.empty())
@@ -236,21 +252,17 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
   line("forward", f);
   if (!bwd) return;
   std::cout << "backward:\n";
-  Direction b = predictDirection(device, *bwd, plan, full, reduced, backwardTraffic, tools, runner, true);
+  Direction b = predictDirection(device, *bwd, plan, full, reduced, pair.backward, tools, runner, true);
   line("backward", b);
   line("forward+backward", {f.seconds + b.seconds, f.idealBytes + b.idealBytes, f.bytesMoved + b.bytesMoved});
   if (forced.any()) return;
   // A forward whose checkpoints no backward reads (inference; the PyTorch op's forward) has a plan
   // of its own and writes no checkpoints.
   cuda::Plan alone = runner.plan(full, {}, {}, {}, {}, cuda::Passes::Forward);
-  Reduced reducedAlone = reducedOf(runner, full, alone, cuda::Passes::Forward);
-  Buffers aloneBuffers = provide(runner, reducedAlone.shape, reducedAlone.plan, cuda::Passes::Forward);
-  emulator.clearTraffic();
-  runner.forward(reducedAlone.shape, reducedAlone.plan, aloneBuffers.map);
-  std::vector<gpu::KernelTraffic> aloneTraffic = emulator.traffic();
+  Emulated run = emulate(runner, emulator, full, alone, cuda::Passes::Forward);
   std::cout << "forward alone (no backward reads its checkpoints), plan: " << cuda::describe(alone) << ", " << alone.chunks
             << " chunk(s)\n";
-  line("forward alone", predictDirection(device, rec, alone, full, reducedAlone, aloneTraffic, tools, runner, false));
+  line("forward alone", predictDirection(device, rec, alone, full, run.reduced, run.forward, tools, runner, false));
 }
 
 }  // namespace
