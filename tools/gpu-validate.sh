@@ -155,7 +155,7 @@ if [ "$with_sweep" -eq 1 ]; then
   # The selective SSM's lanes: with 1 lane a thread holds all 16 states, issuing less than half the
   # instructions of 4 lanes, in fewer resident warps; the model's latency term, which treats a
   # warp's instructions as one chain, cannot weigh that (docs/cuda.md, "Limits").
-  if [ -f "$package/manifest.json" ]; then
+  if grep -q '"selective_ssm"' "$package/manifest.json" 2>/dev/null; then
     for plan in "chunked 8 1" "chunked 16 4" "chunked 16 8" "sequential 16 8" "sequential 64 16"; do
       read -r strategy chunk lanes <<<"$plan"
       n=$((n + 1))
