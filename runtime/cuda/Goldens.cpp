@@ -193,7 +193,8 @@ std::vector<Golden> loadGoldens(const std::filesystem::path &packageDir) {
 
 std::string PlanChoice::describe() const {
   return std::string(strategy ? strategyName(*strategy) : "planner's choice") + (chunk ? " L=" + std::to_string(*chunk) : "") +
-         (lanes ? " lanes=" + std::to_string(*lanes) : "") + (stash ? *stash ? " with stash" : " without stash" : "");
+         (lanes ? " lanes=" + std::to_string(*lanes) : "") + (stash ? *stash ? " with stash" : " without stash" : "") +
+         (forwardLanes ? " (forward lanes=" + std::to_string(*forwardLanes) + ")" : "");
 }
 
 std::vector<PlanChoice> goldenPlans() {

@@ -49,6 +49,7 @@ struct PlanChoice {
   std::optional<int64_t> chunk;
   std::optional<int64_t> lanes = std::nullopt;  // threads per channel, for a recurrence with a lane dimension
   std::optional<bool> stash = std::nullopt;     // the kernels' stash (Plan::stash)
+  std::optional<int64_t> forwardLanes = std::nullopt;  // the forward's, where they differ (Plan::forwardLanes)
   std::string describe() const;
 };
 // The planner's own choice, then both strategies with chunks that do not divide the golden

@@ -14,9 +14,19 @@ namespace scanforge::cuda {
 
 const char *strategyName(Strategy s) { return s == Strategy::Sequential ? "sequential" : "chunked"; }
 
+Plan Plan::forwardPlan() const {
+  Plan p = *this;
+  p.lanes = forwardLanes.value_or(lanes);
+  p.forwardLanes.reset();
+  return p;
+}
+
 std::string describe(const Plan &plan) {
+  std::string forward;
+  if (plan.forwardLanes && *plan.forwardLanes != plan.lanes)
+    forward = " (forward " + std::to_string(*plan.forwardLanes) + (*plan.forwardLanes > 1 ? " lanes)" : " lane)");
   return std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk) +
-         (plan.lanes > 1 ? " lanes=" + std::to_string(plan.lanes) : "") + (plan.stash ? " stash" : "");
+         (plan.lanes > 1 ? " lanes=" + std::to_string(plan.lanes) : "") + (plan.stash ? " stash" : "") + forward;
 }
 
 namespace {

@@ -55,8 +55,16 @@ struct Plan {
   // Chunked: the tiles keep the step values their walks share in shared memory ($STASH, the
   // kernels' SF_STASH), reading a chunk's inputs once at the price of shared memory per step.
   bool stash = false;
+  // The forward's lanes where they differ from the backward's: the forward of a pair writes the
+  // same checkpoints with any lane count (they are laid out by channel and state element), and
+  // without the backward's second state per element it can hold more of them per thread.
+  std::optional<int64_t> forwardLanes = std::nullopt;
+
+  // The plan the forward's kernels run: lanes = the forward's.
+  Plan forwardPlan() const;
 };
-// "chunked L=128 lanes=4 stash": how every tool names a plan (lanes when more than one).
+// "chunked L=128 lanes=4 stash", "chunked L=16 lanes=4 (forward 1 lane)": how every tool names a
+// plan (lanes when more than one).
 std::string describe(const Plan &plan);
 
 struct PlanRequest {

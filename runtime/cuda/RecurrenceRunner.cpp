@@ -73,29 +73,36 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
                             std::optional<int64_t> lanes, std::optional<bool> stash, Passes passes) const {
   const RecurrenceDesc *bwd = passes == Passes::Forward ? nullptr : bwd_;
   Variables sizes = variables(shape, Plan{});  // names a missing or unknown dimension
-  std::vector<int64_t> candidates = {1};
+  // Lane counts: powers of two up to 32 that divide the lane dimension; the planner's, only those
+  // whose states (the forward's, and `with`'s where given) fit in registers, or the most lanes if
+  // none does.
+  std::vector<int64_t> all = {1};
   if (!fwd_.laneDim.empty()) {
     int64_t size = sizes.at(fwd_.laneDim);
-    candidates.clear();
-    for (int64_t l = 1; l <= 32 && size % l == 0; l *= 2) candidates.push_back(l);
-    if (lanes) {
-      if (std::find(candidates.begin(), candidates.end(), *lanes) == candidates.end())
-        throw CudaError(fwd_.name + ": " + std::to_string(*lanes) + " lanes per channel: not a power of two up to 32 that divides " +
-                        fwd_.laneDim + " = " + std::to_string(size) + " (" + shape.describe() + ")");
-      candidates = {*lanes};
-    } else {  // only lane counts whose states fit in registers (the most lanes if none does)
-      std::vector<int64_t> fitting;
-      for (int64_t l : candidates) {
-        Plan p;
-        p.lanes = l;
-        Variables vars = variables(shape, p);
-        if (std::max(evaluate(fwd_.stateRegisters, vars), bwd ? evaluate(bwd->stateRegisters, vars) : 0) <= kMaxStateRegisters)
-          fitting.push_back(l);
-      }
-      candidates = fitting.empty() ? std::vector<int64_t>{candidates.back()} : fitting;
+    all.clear();
+    for (int64_t l = 1; l <= 32 && size % l == 0; l *= 2) all.push_back(l);
+  }
+  auto fitting = [&](const RecurrenceDesc *with) {
+    std::vector<int64_t> fit;
+    for (int64_t l : all) {
+      Plan p;
+      p.lanes = l;
+      Variables vars = variables(shape, p);
+      if (std::max(evaluate(fwd_.stateRegisters, vars), with ? evaluate(with->stateRegisters, vars) : 0) <= kMaxStateRegisters)
+        fit.push_back(l);
     }
-  } else if (lanes && *lanes != 1) {
-    throw CudaError(fwd_.name + " has no lane dimension, so it runs with 1 lane per channel, not " + std::to_string(*lanes));
+    return fit.empty() ? std::vector<int64_t>{all.back()} : fit;
+  };
+  std::vector<int64_t> candidates = all;
+  if (lanes) {
+    if (fwd_.laneDim.empty() && *lanes != 1)
+      throw CudaError(fwd_.name + " has no lane dimension, so it runs with 1 lane per channel, not " + std::to_string(*lanes));
+    if (std::find(all.begin(), all.end(), *lanes) == all.end())
+      throw CudaError(fwd_.name + ": " + std::to_string(*lanes) + " lanes per channel: not a power of two up to 32 that divides " +
+                      fwd_.laneDim + " = " + std::to_string(sizes.at(fwd_.laneDim)) + " (" + shape.describe() + ")");
+    candidates = {*lanes};
+  } else if (!fwd_.laneDim.empty()) {
+    candidates = fitting(bwd);
   }
   std::optional<Plan> best;
   double bestSeconds = 0;
@@ -116,6 +123,27 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
     if (!best || seconds < bestSeconds) best = p, bestSeconds = seconds;
   }
   if (!best) throw *refused;
+  if (bwd && !lanes && !fwd_.laneDim.empty()) {
+    // The pair's forward with the lanes fastest for its own kernels at the pair's strategy, chunk
+    // length and stash (its checkpoints are the same whatever its lanes); the pair's on a tie.
+    double forwardSeconds = 0;
+    int64_t forwardLanes = best->lanes;
+    std::vector<int64_t> forward = fitting(nullptr);
+    std::stable_partition(forward.begin(), forward.end(), [&](int64_t l) { return l == best->lanes; });
+    for (int64_t l : forward) {
+      PlanRequest request = planRequest(shape, l, best->strategy, best->chunk, best->stash, nullptr);
+      Plan p;
+      try {
+        p = cuda::plan(request);
+      } catch (const PlanRefused &) {
+        continue;
+      }
+      p.lanes = l;
+      double seconds = predictPlan(request, p).seconds;
+      if (l == best->lanes || seconds < forwardSeconds) forwardSeconds = seconds, forwardLanes = l;
+    }
+    if (forwardLanes != best->lanes) best->forwardLanes = forwardLanes;
+  }
   return *best;
 }
 
@@ -190,7 +218,7 @@ size_t RecurrenceRunner::bytes(const BufferDesc &buffer, const Shape &shape, con
 }
 
 void RecurrenceRunner::forward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream) {
-  run(fwd_, shape, plan, buffers, stream);
+  run(fwd_, shape, plan.forwardPlan(), buffers, stream);
 }
 
 void RecurrenceRunner::backward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream) {

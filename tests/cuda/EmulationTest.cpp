@@ -103,6 +103,41 @@ TEST(Emulation, ForwardAloneMatchesReference) {
   }
 }
 
+// A pair whose forward deals the lane dimension to other lanes than its backward (Plan::forwardLanes):
+// the backward reads the forward's checkpoints whatever lanes wrote them.
+TEST(Emulation, ForwardWithItsOwnLanesFeedsTheBackward) {
+  auto compiled = compileReference(readModel("selective_ssm"), "selective_ssm.scan");
+  ASSERT_TRUE(compiled);
+  std::unique_ptr<EmulatedBackend> device = emulatedBackend();
+  ErrorSummary summary;
+  ReferenceRuns runs;
+  runs.shapes = {{2, 37, {{"d", 130}, {"n", 8}}}, {1, 9, {{"d", 33}, {"n", 8}}}};
+  runs.initialStates = {true};
+  runs.plans.clear();
+  for (auto [forward, backward] : {std::pair<int64_t, int64_t>{1, 4}, {8, 2}, {2, 8}}) {
+    runs.plans.push_back({cuda::Strategy::Sequential, 4, backward, std::nullopt, forward});
+    runs.plans.push_back({cuda::Strategy::Chunked, 5, backward, std::nullopt, forward});
+  }
+  checkAgainstReference(*compiled->module, *device, summary, runs);
+  EXPECT_EQ(summary.runs, 12);
+  std::cout << "[ emulation ] selective_ssm, forward lanes of its own: " << summary.describe() << "\n";
+  // The forward's kernels run with the forward's lanes: a quarter of the threads of 4 lanes.
+  auto forwardThreads = [&](std::optional<int64_t> forwardLanes) {
+    ReferenceRuns one;
+    one.shapes = {{1, 9, {{"d", 256}, {"n", 8}}}};
+    one.initialStates = {true};
+    one.plans = {{cuda::Strategy::Chunked, 5, 4, std::nullopt, forwardLanes}};
+    device->clearTraffic();
+    ErrorSummary ignored;
+    checkAgainstReference(*compiled->module, *device, ignored, one);
+    for (const gpu::KernelTraffic &k : device->traffic())
+      if (k.kernel == "sf_selective_ssm_chunk") return k.threads;
+    return uint64_t{0};
+  };
+  EXPECT_EQ(forwardThreads(1) * 4, forwardThreads(std::nullopt));
+  EXPECT_GT(forwardThreads(1), 0u);
+}
+
 // A long sequence: T = 10^5 steps from initial states, chunked (the planner's choice at this
 // width: carries across thousands of chunks) and sequential, forward and backward, against the
 // float64 reference.
@@ -511,6 +546,12 @@ TEST(RecurrenceRunner, PlansLanesPerChannelByTheModel) {
   // states of n floats, and its shared memory per step, no longer bind), chunks of 128 steps.
   cuda::Plan alone = runner.plan(bench, std::nullopt, std::nullopt, std::nullopt, std::nullopt, cuda::Passes::Forward);
   EXPECT_EQ(cuda::describe(alone), "chunked L=128") << cuda::describe(plan);
+  // The pair's forward gets lanes of its own at the pair's chunks: its checkpoints are the same
+  // whatever lanes write them, and without the backward it holds all of n in one thread.
+  EXPECT_EQ(cuda::describe(plan), "chunked L=16 lanes=4 (forward 1 lane)");
+  EXPECT_EQ(cuda::describe(plan.forwardPlan()), "chunked L=16");
+  // Forced lanes are both directions'.
+  EXPECT_EQ(runner.plan(bench, std::nullopt, std::nullopt, 4).forwardLanes, std::nullopt);
   auto error = [&](const cuda::Shape &shape, int64_t lanes) {
     try {
       runner.plan(shape, std::nullopt, std::nullopt, lanes);

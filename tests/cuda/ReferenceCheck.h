@@ -67,6 +67,7 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
           SCOPED_TRACE(rec.name + " " + shape.describe() + (withInitial ? " with initial states" : " from zero") + ", " +
                        choice.describe());
           cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash, runs.passes);
+          if (choice.forwardLanes) plan.forwardLanes = choice.forwardLanes;
           cuda::GoldenReport report = cuda::runGolden(runner, golden, plan, runs.passes);
           ++summary.runs;
           for (const cuda::TensorCheck &c : report.checks) {

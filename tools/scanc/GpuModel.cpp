@@ -50,6 +50,7 @@ Reduced reducedOf(const cuda::RecurrenceRunner &runner, const cuda::Shape &full,
   steps = chunkedInTime ? steps / plan.chunk * plan.chunk : steps;
   cuda::Shape shape{1, steps, full.dims};
   cuda::Plan reduced = runner.plan(shape, plan.strategy, chunkedInTime ? plan.chunk : steps, plan.lanes, plan.stash, passes);
+  reduced.forwardLanes = plan.forwardLanes;
   return {shape, reduced, static_cast<double>(full.batch * full.steps) / static_cast<double>(steps)};
 }
 
@@ -238,7 +239,9 @@ void reportRecurrence(const gpu::DeviceSpec &device, const cuda::KernelPackage &
             << format("%g", reduced.scale) << " for [B, T] tensors)"
             << "\nplan" << (forced.any() ? " (forced)" : "") << ": " << cuda::describe(plan) << ", " << plan.chunks << " chunk(s)"
             << "\nforward:\n";
-  Direction f = predictDirection(device, rec, plan, full, reduced, pair.forward, tools, runner, false);
+  // The forward's kernels run with the forward's lanes (Plan::forwardLanes).
+  Direction f = predictDirection(device, rec, plan.forwardPlan(), full,
+                                 {reduced.shape, reduced.plan.forwardPlan(), reduced.scale}, pair.forward, tools, runner, false);
   auto line = [&](const char *what, const Direction &d) {
     double ofCopy = gpu::fractionOfCopy(device, d.idealBytes, d.seconds);
     if (!predictions.empty())
