@@ -81,17 +81,26 @@ TEST(Emulation, LaneDimensionsMatchReference) {
 // plan made for its own kernels, passed no checkpoint buffer: the selective SSM (whose forward
 // alone may hold all of n in one thread) at several blocks of channels with 1, 2 and 8 lanes, and
 // minGRU and minLSTM at the odd shapes, both strategies, against float64.
+// The selective SSM at shapes with several blocks per dimension and a partial one, from initial
+// states; n = 8, so that lane counts up to 8 divide it. No plans yet.
+ReferenceRuns selectiveSsmRuns() {
+  ReferenceRuns runs;
+  runs.shapes = {{2, 37, {{"d", 130}, {"n", 8}}}, {1, 9, {{"d", 33}, {"n", 8}}}};
+  runs.initialStates = {true};
+  runs.plans.clear();
+  return runs;
+}
+
 TEST(Emulation, ForwardAloneMatchesReference) {
   for (const char *model : {"selective_ssm", "mingru", "minlstm"}) {
     auto compiled = compileReference(readModel(model), std::string(model) + ".scan");
     ASSERT_TRUE(compiled);
     std::unique_ptr<EmulatedBackend> device = emulatedBackend();
     ErrorSummary summary;
-    ReferenceRuns runs;
+    bool ssm = std::string(model) == "selective_ssm";
+    ReferenceRuns runs = ssm ? selectiveSsmRuns() : ReferenceRuns{};
     runs.passes = cuda::Passes::Forward;
-    if (std::string(model) == "selective_ssm") {
-      runs.shapes = {{2, 37, {{"d", 130}, {"n", 8}}}, {1, 9, {{"d", 33}, {"n", 8}}}};
-      runs.initialStates = {true};
+    if (ssm) {
       for (int64_t lanes : {1, 2, 8}) {
         runs.plans.push_back({cuda::Strategy::Sequential, std::nullopt, lanes});
         runs.plans.push_back({cuda::Strategy::Chunked, 5, lanes});
@@ -110,10 +119,7 @@ TEST(Emulation, ForwardWithItsOwnLanesFeedsTheBackward) {
   ASSERT_TRUE(compiled);
   std::unique_ptr<EmulatedBackend> device = emulatedBackend();
   ErrorSummary summary;
-  ReferenceRuns runs;
-  runs.shapes = {{2, 37, {{"d", 130}, {"n", 8}}}, {1, 9, {{"d", 33}, {"n", 8}}}};
-  runs.initialStates = {true};
-  runs.plans.clear();
+  ReferenceRuns runs = selectiveSsmRuns();
   for (auto [forward, backward] : {std::pair<int64_t, int64_t>{1, 4}, {8, 2}, {2, 8}}) {
     runs.plans.push_back({cuda::Strategy::Sequential, 4, backward, std::nullopt, forward});
     runs.plans.push_back({cuda::Strategy::Chunked, 5, backward, std::nullopt, forward});
