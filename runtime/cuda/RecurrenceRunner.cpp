@@ -126,7 +126,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   if (bwd && !lanes && !fwd_.laneDim.empty()) {
     // The pair's forward with the lanes fastest for its own kernels at the pair's strategy, chunk
     // length and stash (its checkpoints are the same whatever its lanes); the pair's on a tie.
-    double forwardSeconds = 0;
+    std::optional<double> fastest;
     int64_t forwardLanes = best->lanes;
     std::vector<int64_t> forward = fitting(nullptr);
     std::stable_partition(forward.begin(), forward.end(), [&](int64_t l) { return l == best->lanes; });
@@ -140,7 +140,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
       }
       p.lanes = l;
       double seconds = predictPlan(request, p).seconds;
-      if (l == best->lanes || seconds < forwardSeconds) forwardSeconds = seconds, forwardLanes = l;
+      if (!fastest || seconds < *fastest) fastest = seconds, forwardLanes = l;
     }
     if (forwardLanes != best->lanes) best->forwardLanes = forwardLanes;
   }
