@@ -45,9 +45,11 @@ class RecurrenceRunner {
   // The planner's choice (Planner.h); with a lane dimension it also picks the lanes per channel
   // (Plan::lanes) by the same cost model, among the powers of two up to 32 that divide the
   // dimension's size and leave at most kMaxStateRegisters floats of state per thread. `lanes`
-  // forces that choice (a CudaError if it does not divide the size); `stash` forces the chunked
-  // kernels' stash on or off where they have one (Plan::stash). `passes`: the kernels the plan is
-  // for; with Passes::Forward it weighs the forward's kernels alone and writes no checkpoints.
+  // forces that choice for both directions (a CudaError if it does not divide the size); without
+  // it, a pair's forward gets the lanes fastest for its own kernels (Plan::forwardLanes). `stash`
+  // forces the chunked kernels' stash on or off where they have one (Plan::stash). `passes`: the
+  // kernels the plan is for; with Passes::Forward it weighs the forward's kernels alone and writes
+  // no checkpoints.
   Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {},
             std::optional<int64_t> lanes = {}, std::optional<bool> stash = {},
             Passes passes = Passes::ForwardAndBackward) const;
@@ -57,6 +59,8 @@ class RecurrenceRunner {
   // The size in bytes of a buffer of the forward or backward.
   size_t bytes(const BufferDesc &buffer, const Shape &shape, const Plan &plan) const;
 
+  // The forward runs plan.forwardPlan() (the forward's own lanes, Plan::forwardLanes), the
+  // backward the pair's lanes; both the same strategy, chunk length and stash.
   void forward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream = 0);
   void backward(const Shape &shape, const Plan &plan, const BufferMap &buffers, Stream stream = 0);
 
