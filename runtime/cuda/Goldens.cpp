@@ -197,6 +197,12 @@ std::string PlanChoice::describe() const {
          (forwardLanes ? " (forward lanes=" + std::to_string(*forwardLanes) + ")" : "");
 }
 
+Plan PlanChoice::planFor(const RecurrenceRunner &runner, const Shape &shape, Passes passes) const {
+  Plan plan = runner.plan(shape, strategy, chunk, lanes, stash, passes);
+  if (forwardLanes) plan.forwardLanes = forwardLanes;
+  return plan;
+}
+
 std::vector<PlanChoice> goldenPlans() {
   return {{std::nullopt, std::nullopt},
           {Strategy::Sequential, 4, std::nullopt, true},

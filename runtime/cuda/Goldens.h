@@ -51,6 +51,8 @@ struct PlanChoice {
   std::optional<bool> stash = std::nullopt;     // the kernels' stash (Plan::stash)
   std::optional<int64_t> forwardLanes = std::nullopt;  // the forward's, where they differ (Plan::forwardLanes)
   std::string describe() const;
+  // The runner's plan at `shape` with what this choice forces (RecurrenceRunner::plan).
+  Plan planFor(const RecurrenceRunner &runner, const Shape &shape, Passes passes = Passes::ForwardAndBackward) const;
 };
 // The planner's own choice, then both strategies with chunks that do not divide the golden
 // shapes' T (L=1 makes every step a chunk), each with its stash (sequential L=4, chunked L=5) and

@@ -71,6 +71,11 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
 
 Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy, std::optional<int64_t> chunk,
                             std::optional<int64_t> lanes, std::optional<bool> stash, Passes passes) const {
+  // A call plans again at every step of a training loop: the plans made are kept by their arguments.
+  auto text = [](auto v) { return v ? std::to_string(static_cast<int64_t>(*v)) : std::string("-"); };
+  std::string key = shape.describe() + " " + text(strategy) + " " + text(chunk) + " " + text(lanes) + " " + text(stash) +
+                    (passes == Passes::Forward ? " forward" : " pair");
+  if (auto known = plans_.find(key); known != plans_.end()) return known->second;
   const RecurrenceDesc *bwd = passes == Passes::Forward ? nullptr : bwd_;
   Variables sizes = variables(shape, Plan{});  // names a missing or unknown dimension
   // Lane counts: powers of two up to 32 that divide the lane dimension; the planner's, only those
@@ -104,47 +109,41 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   } else if (!fwd_.laneDim.empty()) {
     candidates = fitting(bwd);
   }
-  std::optional<Plan> best;
-  double bestSeconds = 0;
+  // The fastest of `lanes` by the model, the first on a tie; nullopt where the planner refuses
+  // every one (the last refusal in `refused`).
   std::optional<PlanRefused> refused;
-  for (int64_t l : candidates) {
-    PlanRequest request = planRequest(shape, l, strategy, chunk, stash, bwd);
-    Plan p;
-    try {
-      p = cuda::plan(request);
-    } catch (const PlanRefused &e) {
-      refused.emplace(fwd_.name + ": " + e.what());
-      continue;
-    } catch (const CudaError &e) {
-      throw CudaError(fwd_.name + ": " + e.what());
+  auto fastest = [&](const std::vector<int64_t> &lanes, std::optional<Strategy> strategy, std::optional<int64_t> chunk,
+                     std::optional<bool> stash, const RecurrenceDesc *with) {
+    std::optional<Plan> best;
+    double bestSeconds = 0;
+    for (int64_t l : lanes) {
+      PlanRequest request = planRequest(shape, l, strategy, chunk, stash, with);
+      Plan p;
+      try {
+        p = cuda::plan(request);
+      } catch (const PlanRefused &e) {
+        refused.emplace(fwd_.name + ": " + e.what());
+        continue;
+      } catch (const CudaError &e) {
+        throw CudaError(fwd_.name + ": " + e.what());
+      }
+      p.lanes = l;
+      double seconds = predictPlan(request, p).seconds;
+      if (!best || seconds < bestSeconds) best = p, bestSeconds = seconds;
     }
-    p.lanes = l;
-    double seconds = predictPlan(request, p).seconds;
-    if (!best || seconds < bestSeconds) best = p, bestSeconds = seconds;
-  }
+    return best;
+  };
+  std::optional<Plan> best = fastest(candidates, strategy, chunk, stash, bwd);
   if (!best) throw *refused;
   if (bwd && !lanes && !fwd_.laneDim.empty()) {
     // The pair's forward with the lanes fastest for its own kernels at the pair's strategy, chunk
     // length and stash (its checkpoints are the same whatever its lanes); the pair's on a tie.
-    std::optional<double> fastest;
-    int64_t forwardLanes = best->lanes;
     std::vector<int64_t> forward = fitting(nullptr);
     std::stable_partition(forward.begin(), forward.end(), [&](int64_t l) { return l == best->lanes; });
-    for (int64_t l : forward) {
-      PlanRequest request = planRequest(shape, l, best->strategy, best->chunk, best->stash, nullptr);
-      Plan p;
-      try {
-        p = cuda::plan(request);
-      } catch (const PlanRefused &) {
-        continue;
-      }
-      p.lanes = l;
-      double seconds = predictPlan(request, p).seconds;
-      if (!fastest || seconds < *fastest) fastest = seconds, forwardLanes = l;
-    }
-    if (forwardLanes != best->lanes) best->forwardLanes = forwardLanes;
+    std::optional<Plan> alone = fastest(forward, best->strategy, best->chunk, best->stash, nullptr);
+    if (alone && alone->lanes != best->lanes) best->forwardLanes = alone->lanes;
   }
-  return *best;
+  return plans_.emplace(key, *best).first->second;
 }
 
 PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std::optional<Strategy> strategy,

@@ -81,6 +81,7 @@ class RecurrenceRunner {
   const RecurrenceDesc *bwd_ = nullptr;
   std::map<std::string, std::unique_ptr<LoadedModule>> modules_;  // by source file and defines
   std::map<std::string, DeviceBuffer> scratch_;                  // by buffer name
+  mutable std::map<std::string, Plan> plans_;                    // by plan()'s arguments
 };
 
 }  // namespace scanforge::cuda

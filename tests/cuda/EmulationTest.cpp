@@ -77,10 +77,6 @@ TEST(Emulation, LaneDimensionsMatchReference) {
   }
 }
 
-// A forward whose checkpoints no backward reads (inference, the PyTorch op's forward) runs under a
-// plan made for its own kernels, passed no checkpoint buffer: the selective SSM (whose forward
-// alone may hold all of n in one thread) at several blocks of channels with 1, 2 and 8 lanes, and
-// minGRU and minLSTM at the odd shapes, both strategies, against float64.
 // The selective SSM at shapes with several blocks per dimension and a partial one, from initial
 // states; n = 8, so that lane counts up to 8 divide it. No plans yet.
 ReferenceRuns selectiveSsmRuns() {
@@ -91,6 +87,10 @@ ReferenceRuns selectiveSsmRuns() {
   return runs;
 }
 
+// A forward whose checkpoints no backward reads (inference, the PyTorch op's forward) runs under a
+// plan made for its own kernels, passed no checkpoint buffer: the selective SSM (whose forward
+// alone may hold all of n in one thread) at several blocks of channels with 1, 2 and 8 lanes, and
+// minGRU and minLSTM at the odd shapes, both strategies, against float64.
 TEST(Emulation, ForwardAloneMatchesReference) {
   for (const char *model : {"selective_ssm", "mingru", "minlstm"}) {
     auto compiled = compileReference(readModel(model), std::string(model) + ".scan");
@@ -282,7 +282,7 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
         SCOPED_TRACE(program.name + " " + shape.describe() + ", " + choice.describe() + ", emulator seed " + std::to_string(seed));
         std::unique_ptr<EmulatedBackend> device = emulatedBackend(seed);
         cuda::RecurrenceRunner runner(package, rec.name, *device);
-        cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash));
+        cuda::GoldenReport report = cuda::runGolden(runner, golden, choice.planFor(runner, shape));
         for (const cuda::TensorCheck &c : report.checks) {
           EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
           if (c.stage != "backward" || bwd.buffer(c.name)->role != cuda::BufferRole::Accum) continue;
@@ -315,7 +315,7 @@ TEST(EmittedPackage, GoldensPassOnTheEmulation) {
     cuda::RecurrenceRunner runner(package, golden.forward, *device);
     for (const cuda::PlanChoice &choice : cuda::goldenPlans()) {
       SCOPED_TRACE(golden.name + ", " + choice.describe());
-      cuda::GoldenReport report = cuda::runGolden(runner, golden, runner.plan(golden.shape, choice.strategy, choice.chunk, choice.lanes, choice.stash));
+      cuda::GoldenReport report = cuda::runGolden(runner, golden, choice.planFor(runner, golden.shape));
       EXPECT_FALSE(report.checks.empty());
       for (const cuda::TensorCheck &c : report.checks) EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
     }

@@ -66,9 +66,7 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
         for (const cuda::PlanChoice &choice : runs.plans) {
           SCOPED_TRACE(rec.name + " " + shape.describe() + (withInitial ? " with initial states" : " from zero") + ", " +
                        choice.describe());
-          cuda::Plan plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash, runs.passes);
-          if (choice.forwardLanes) plan.forwardLanes = choice.forwardLanes;
-          cuda::GoldenReport report = cuda::runGolden(runner, golden, plan, runs.passes);
+          cuda::GoldenReport report = cuda::runGolden(runner, golden, choice.planFor(runner, shape, runs.passes), runs.passes);
           ++summary.runs;
           for (const cuda::TensorCheck &c : report.checks) {
             const cuda::BufferDesc *b = (c.stage == "forward" ? rec : package.recurrence(rec.backward)).buffer(c.name);

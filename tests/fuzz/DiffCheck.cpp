@@ -245,7 +245,7 @@ void checkCuda(Checker &c, const CompiledModule &module, const cuda::Shape &shap
       try {
         cuda::Plan plan;
         try {
-          plan = runner.plan(shape, choice.strategy, choice.chunk, choice.lanes, choice.stash);
+          plan = choice.planFor(runner, shape);
         } catch (const cuda::PlanRefused &) {
           plan = runner.plan(shape, choice.strategy, std::nullopt);
         }

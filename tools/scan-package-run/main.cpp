@@ -49,7 +49,7 @@ int run(int argc, char **argv) {
     auto &runner = runners[golden.forward];
     if (!runner) runner = std::make_unique<RecurrenceRunner>(package, golden.forward, *gpu);
     for (const PlanChoice &choice : goldenPlans()) {
-      Plan plan = runner->plan(golden.shape, choice.strategy, choice.chunk, choice.lanes, choice.stash);
+      Plan plan = choice.planFor(*runner, golden.shape);
       GoldenReport report = runGolden(*runner, golden, plan);
       ++checked;
       failed += !report.passed();
