@@ -17,3 +17,11 @@
 // CHECK-DAG:   scan.accum "D.grad" ["d"]
 // CHECK:       scan.update "s.adj" ["d", "n"] a(%{{.*}}) b(%{{.*}})
 // CHECK-NOT:   scan.next
+
+// The backward's three sums over n (x.grad's, dt.grad's two) are two: x.grad and dt.grad share
+// the sum of (s.adj + C y.grad) * B, times delta and times x (--scan-factor-sums).
+// RUN: scan-opt %t.mlir --scan-compile | FileCheck %s --check-prefix=SUMS
+// SUMS-LABEL:   scan.recurrence @selective_ssm.backward
+// SUMS-COUNT-2: scan.sum "n"
+// SUMS-NOT:     scan.sum "n"
+// SUMS:         scan.update "s.adj"

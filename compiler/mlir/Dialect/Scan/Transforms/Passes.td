@@ -37,6 +37,17 @@ def ScanSimplify : Pass<"scan-simplify", "::mlir::ModuleOp"> {
   }];
 }
 
+def ScanFactorSums : Pass<"scan-factor-sums", "::mlir::ModuleOp"> {
+  let summary = "Take the factors that lack a sum's dimension out of the sum";
+  let description = [{
+    Rewrites `scan.sum "n" (f * g)` as `f * scan.sum "n" (g)` for every factor f of the summed
+    product tree without dimension n, the remaining factors multiplied in the order they are
+    defined. Sums that differ only by such factors then compute one sum after --cse (the selective
+    SSM's backward: three sums over n become two). One multiply per summed element fewer for
+    each factor taken out; the results differ from the unfactored ones by rounding only.
+  }];
+}
+
 def ScanTransition : Pass<"scan-transition", "::mlir::ModuleOp"> {
   let summary = "Replace every forward recurrence by its slice transition (context parallelism)";
   let description = [{

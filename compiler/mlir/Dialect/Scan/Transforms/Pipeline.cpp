@@ -19,6 +19,9 @@ void buildCompilePipeline(mlir::OpPassManager &pm, bool transitions) {
   pm.addPass(createScanSimplify());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addPass(createScanFactorSums());  // after CSE: equal factors are one value
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
 }
 
 void registerScanPassesAndPipeline() {
