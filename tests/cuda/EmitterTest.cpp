@@ -88,8 +88,9 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(bwd["state_registers"], "n/$LANES+n/$LANES");
   EXPECT_EQ(recurrence(m, "selective_ssm")["state_registers"], "n/$LANES");  // 64 threads * 4 bytes * a lane's floats of n
   // The state-sized ops once per element of n a lane holds; two sums over n (x.grad's and dt.grad's
-  // share one, --scan-factor-sums), each a butterfly.
-  EXPECT_EQ(bwd["step_instructions"], "140+2*(2*log2($LANES))+101*(n/$LANES)");
+  // share one, --scan-factor-sums), each a butterfly; delta * x once per channel, not per element
+  // of n (--scan-order-products).
+  EXPECT_EQ(bwd["step_instructions"], "142+2*(2*log2($LANES))+98*(n/$LANES)");
   EXPECT_EQ(bwd["chain_group"], 4);                        // register dimensions: short carry groups
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n/$LANES)*$L");  // no stash beside arrays

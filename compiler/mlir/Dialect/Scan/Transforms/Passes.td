@@ -48,6 +48,18 @@ def ScanFactorSums : Pass<"scan-factor-sums", "::mlir::ModuleOp"> {
   }];
 }
 
+def ScanOrderProducts : Pass<"scan-order-products", "::mlir::ModuleOp"> {
+  let summary = "Multiply a product's factors fewest dimensions first";
+  let description = [{
+    Takes each product tree of `arith.mulf` apart (through multiplies used only by the tree) and
+    builds it again: the factors of one dimension set multiplied together first, the sets in order
+    of how many dimensions they have, when that makes fewer or narrower multiplies (each multiply
+    counted by the dimensions of its result). `delta[d] * B[n] * x[d]` becomes `(delta * x) * B`:
+    the [d] product is computed once per d, not once per (d, n). The old trees are left without
+    uses for --canonicalize; the results differ by rounding only.
+  }];
+}
+
 def ScanTransition : Pass<"scan-transition", "::mlir::ModuleOp"> {
   let summary = "Replace every forward recurrence by its slice transition (context parallelism)";
   let description = [{

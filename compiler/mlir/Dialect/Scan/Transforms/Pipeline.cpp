@@ -20,6 +20,8 @@ void buildCompilePipeline(mlir::OpPassManager &pm, bool transitions) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(createScanFactorSums());  // after CSE: equal factors are one value
+  pm.addPass(mlir::createCanonicalizerPass());  // the trees it left unused: single-use factors again
+  pm.addPass(createScanOrderProducts());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }
