@@ -49,10 +49,12 @@ void orderProducts(RecurrenceOp rec, DimAnalysis &dims) {
     int old = llvm::popcount(dims.of(root.getResult())) + costOf(root.getLhs(), dims) + costOf(root.getRhs(), dims);
     int cost = 0;
     DimMask sofar = 0;
+    bool first = true;
     for (auto &[key, members] : groups) {
       cost += (static_cast<int>(members.size()) - 1) * key.first;
-      if (sofar) cost += llvm::popcount(sofar | key.second);
+      if (!first) cost += llvm::popcount(sofar | key.second);
       sofar |= key.second;
+      first = false;
     }
     if (cost >= old) continue;
     mlir::OpBuilder b(root);
