@@ -91,17 +91,22 @@ std::vector<int> numberResults(Graph &g, const std::vector<scan::Port> &results,
 }
 
 // Decides which nodes the scans of `states` (each with its update's (a, b) node ids) produce
-// (Graph::carriedBy), in order; `carried` collects them over calls. Every scan of a program is
-// decided before any is defined (Lowering::carry).
+// (Graph::carriedBy), in the order defineScans defines them; `carried` collects them over calls,
+// `readBefore` what the updates decided so far read. Every scan of a program is decided before
+// any is defined (Lowering::carry).
 void carryNodes(const Graph &g, Lowering &lower, const std::vector<scan::Port> &states,
                 std::map<std::string, StateScan> &scans, const std::vector<std::pair<int, int>> &updates,
-                std::set<int> &carried) {
+                std::set<int> &carried, std::set<int> &readBefore) {
   for (size_t i = 0; i < states.size(); ++i) {
     StateScan &scanned = scans.at(states[i].name);
-    if (scanned.output) continue;
-    std::vector<std::vector<int>> groups = g.carriedBy(updates[i].first, updates[i].second, states[i].mask, carried);
-    lower.carry(scanned, groups);
-    for (const std::vector<int> &group : groups) carried.insert(group.begin(), group.end());
+    if (!scanned.output) {
+      std::vector<std::vector<int>> groups =
+          g.carriedBy(updates[i].first, updates[i].second, states[i].mask, carried, readBefore);
+      lower.carry(scanned, groups);
+      for (const std::vector<int> &group : groups) carried.insert(group.begin(), group.end());
+    }
+    g.collect(updates[i].first, readBefore);
+    g.collect(updates[i].second, readBefore);
   }
 }
 
@@ -155,8 +160,8 @@ ChunkProgram buildForwardProgram(scan::RecurrenceOp fwd, const ProgramFacts &fac
     s.newState(states, state, fwd.getReverse(), s.bind(s.program().initial, "start", state, false),
                scannedInto.count(state.name) ? ports.outputs()[scannedInto.at(state.name)].name : "");
   Lowering lower(s, g, leafExprs(s, ports, states, nullptr));
-  std::set<int> carried;
-  carryNodes(g, lower, ports.states(), states, updates, carried);
+  std::set<int> carried, readBefore;
+  carryNodes(g, lower, ports.states(), states, updates, carried, readBefore);
   defineScans(lower, ports.states(), states, updates);
   const scan::ParallelDims &parallel = *facts.parallel;
   for (size_t i = 0; i < ports.outputs().size(); ++i) {
@@ -204,9 +209,9 @@ ChunkProgram buildBackwardProgram(scan::RecurrenceOp fwd, scan::RecurrenceOp bwd
   for (const scan::Port &state : ports.states())
     s.newState(adjoint, state, bwd.getReverse(), s.bind(s.program().initial, "start", state, false));
   Lowering lower(s, g, leafExprs(s, ports, adjoint, &forward));
-  std::set<int> carried;  // the recomputed forward states first: they read no adjoint
-  carryNodes(g, lower, fwdPorts.states(), forward, fwdUpdates, carried);
-  carryNodes(g, lower, ports.states(), adjoint, bwdUpdates, carried);
+  std::set<int> carried, readBefore;  // the recomputed forward states first: they read no adjoint
+  carryNodes(g, lower, fwdPorts.states(), forward, fwdUpdates, carried, readBefore);
+  carryNodes(g, lower, ports.states(), adjoint, bwdUpdates, carried, readBefore);
   defineScans(lower, fwdPorts.states(), forward, fwdUpdates);
   defineScans(lower, ports.states(), adjoint, bwdUpdates);
   const scan::ParallelDims &parallel = *facts.parallel;

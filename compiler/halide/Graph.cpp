@@ -124,7 +124,8 @@ void Graph::collect(int id, std::set<int> &seen) const {
   for (int operand : nodes_[id].operands) collect(operand, seen);
 }
 
-std::vector<std::vector<int>> Graph::carriedBy(int a, int b, DimMask stateDims, const std::set<int> &elsewhere) const {
+std::vector<std::vector<int>> Graph::carriedBy(int a, int b, DimMask stateDims, const std::set<int> &elsewhere,
+                                               const std::set<int> &readBefore) const {
   std::set<int> read;
   collect(a, read);
   collect(b, read);
@@ -136,7 +137,7 @@ std::vector<std::vector<int>> Graph::carriedBy(int a, int b, DimMask stateDims, 
   std::set<int> cores;
   for (int id : read) {
     const Node &n = nodes_[id];
-    if (!stored_[id] || !n.perStep || n.dims != stateDims) continue;
+    if (!stored_[id] || !n.perStep || n.dims != stateDims || readBefore.count(id)) continue;
     carried.push_back(id);
     if (int core = coreOf(id); core >= 0) cores.insert(core);
   }
@@ -146,7 +147,7 @@ std::vector<std::vector<int>> Graph::carriedBy(int a, int b, DimMask stateDims, 
     int i = static_cast<int>(id);
     const Node &n = nodes_[id];
     if (cores.count(coreOf(i)) && !n.roots.empty() && n.perStep && n.dims == stateDims && !elsewhere.count(i) &&
-        std::find(carried.begin(), carried.end(), i) == carried.end())
+        !readBefore.count(i) && std::find(carried.begin(), carried.end(), i) == carried.end())
       carried.push_back(i);
   }
   // A value the update reads from a Func of its own (another stored node, a contraction) must not

@@ -82,9 +82,14 @@ class Graph {
   // per-step nodes of the state's dimensions that its a and b read, and the sigmoid(±y) and
   // softplus(±y) that share exp(-|y|) with one of them. None when a or b reads a state or a node
   // another scan produces (`elsewhere`): the scan then depends on ports only, so no reader of its
-  // values (other scans included) can be in a cycle with it. In groups, operands first: the nodes
-  // built from one y (coreOf) are one group, the others one each.
-  std::vector<std::vector<int>> carriedBy(int a, int b, scan::DimMask stateDims, const std::set<int> &elsewhere) const;
+  // values (other scans included) can be in a cycle with it. Nor does it carry a node that a scan
+  // defined before it reads (`readBefore`): that scan would call this one's Func before it exists
+  // (z[d] read by the updates of s0[d, n], defined first, and of s1[d]). In groups, operands first:
+  // the nodes built from one y (coreOf) are one group, the others one each.
+  std::vector<std::vector<int>> carriedBy(int a, int b, scan::DimMask stateDims, const std::set<int> &elsewhere,
+                                          const std::set<int> &readBefore) const;
+  // Adds id and every node it reads, directly or through others, to seen.
+  void collect(int id, std::set<int> &seen) const;
 
  private:
   // The id of the node under `key`, adding `node` there when there is none.
@@ -94,7 +99,6 @@ class Graph {
   // The node of `sigmoid` when it is sigmoid(softplus(a) - softplus(b)), else -1.
   int softplusRatioOf(scan::SigmoidOp sigmoid, const Body &body);
   bool reads(int id, int target) const;
-  void collect(int id, std::set<int> &seen) const;
 
   std::vector<Node> nodes_;
   std::map<Leaf, int> leafIds_;
