@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <numbers>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -50,13 +51,35 @@ Variable binary(const char *op, const Variable &a, const Variable &b, F f, DA da
   })[0];
 }
 
-// y = f(x) with derivative df(x, y).
+// Whole-tensor f32 kernels of an op (ActivationKernels.h): y = f(x), and dx = g * f'(x).
+struct F32Kernels {
+  void (*forward)(const float *x, float *y, int64_t n);
+  void (*backward)(const float *g, const float *x, float *dx, int64_t n);
+};
+
+// y = f(x) with derivative df(x, y); f32 through `kernels` where the op has them.
 template <class F, class DF>
-Variable unary(const char *op, const Variable &x, F f, DF df) {
+Variable unary(const char *op, const Variable &x, F f, DF df, std::optional<F32Kernels> kernels = std::nullopt) {
   return applyOp(op, {x}, [=](const OpInputs &in) {
-    Tensor y = dispatchFloat(op, in[0], [&]<class T>() { return map<T>(in[0], f, in[0]); });
+    Tensor y = dispatchFloat(op, in[0], [&]<class T>() {
+      if constexpr (std::is_same_v<T, float>) {
+        if (kernels) {
+          Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
+          kernels->forward(in[0].data<float>(), out.data<float>(), in[0].numel());
+          return out;
+        }
+      }
+      return map<T>(in[0], f, in[0]);
+    });
     BackwardFn backward = [=](const std::vector<Tensor> &g) -> std::vector<Tensor> {
       return {dispatchFloat(op, g[0], [&]<class T>() {
+        if constexpr (std::is_same_v<T, float>) {
+          if (kernels) {
+            Tensor dx = Tensor::empty(g[0].shape(), g[0].dtype());
+            kernels->backward(g[0].data<float>(), in[0].data<float>(), dx.data<float>(), g[0].numel());
+            return dx;
+          }
+        }
         return map<T>(g[0], [&](T gi, T xi, T yi) { return gi * df(xi, yi); }, g[0], in[0], y);
       })};
     };
@@ -151,37 +174,19 @@ Variable silu(const Variable &x) {
 // f32 through the vectorised kernels (libm's erff one element at a time took a third of a training
 // step's main thread); f64 through libm.
 Variable gelu(const Variable &x) {
-  const char *op = "gelu";
-  return applyOp(op, {x}, [=](const OpInputs &in) {
-    Tensor y = dispatchFloat(op, in[0], [&]<class T>() {
-      if constexpr (std::is_same_v<T, float>) {
-        Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
-        kernels::geluForward(in[0].data<float>(), out.data<float>(), in[0].numel());
-        return out;
-      } else {
-        return map<T>(in[0], [](T v) { return T(0.5) * v * (1 + std::erf(v * T(std::numbers::sqrt2 / 2))); }, in[0]);
-      }
-    });
-    BackwardFn backward = [=](const std::vector<Tensor> &g) -> std::vector<Tensor> {
-      return {dispatchFloat(op, g[0], [&]<class T>() {
-        if constexpr (std::is_same_v<T, float>) {
-          Tensor dx = Tensor::empty(g[0].shape(), g[0].dtype());
-          kernels::geluBackward(g[0].data<float>(), in[0].data<float>(), dx.data<float>(), g[0].numel());
-          return dx;
-        } else {
-          return map<T>(
-              g[0],
-              [](T gi, T v) {
-                T cdf = T(0.5) * (1 + std::erf(v * T(std::numbers::sqrt2 / 2)));
-                T pdf = std::exp(T(-0.5) * v * v) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-                return gi * (cdf + v * pdf);
-              },
-              g[0], in[0]);
-        }
-      })};
-    };
-    return OpOutputs{{y}, backward};
-  })[0];
+  return unary(
+      "gelu", x,
+      [](auto v) {
+        using T = decltype(v);
+        return T(0.5) * v * (1 + std::erf(v * T(std::numbers::sqrt2 / 2)));
+      },
+      [](auto v, auto) {
+        using T = decltype(v);
+        T cdf = T(0.5) * (1 + std::erf(v * T(std::numbers::sqrt2 / 2)));
+        T pdf = std::exp(T(-0.5) * v * v) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+        return cdf + v * pdf;
+      },
+      F32Kernels{kernels::geluForward, kernels::geluBackward});
 }
 
 }  // namespace scanforge
