@@ -27,6 +27,7 @@
 #include "runtime/core/Shape.h"
 #include "tools/common/JsonCommand.h"
 #include "tools/scan-bench/Decode.h"
+#include "tools/scan-bench/RowOrder.h"
 
 namespace {
 
@@ -320,11 +321,18 @@ int main(int argc, char **argv) {
                "instead: per-token latency of decoding (Recurrence::step) of --only (default mingru), -D channels, "
                "batch 1 and 64");
   app.add_option("--tokens", tokens, "with --decode: timed steps per batch size");
+  bool rowOrder = false;
+  app.add_flag("--row-order", rowOrder,
+               "instead: how fast one thread reads rows of -D floats, rows and each row ascending or descending");
   CLI11_PARSE(app, argc, argv);
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.threads = threads;
 
   try {
+    if (rowOrder) {
+      bench::rowOrderRates(D, repeats);
+      return 0;
+    }
     if (decode) {
       bench::decodeLatency(models + "/" + (only.empty() ? "mingru" : only) + ".scan", D, {1, 64}, tokens);
       return 0;
