@@ -242,7 +242,7 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
   };
   at.push_back(startIndex(s));
   define(s.start(args(s.dims)), std::vector<Expr>(carriedValues, Halide::undef<float>()));
-  if (s.reverse && carried.empty() && s.dims.size() == 1 && vec == s.dims.front()) {
+  if (s.reverse && carried.empty() && vec >= 0) {
     defineDownwards(s, A, B);
     return;
   }
@@ -268,28 +268,41 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
   }
 }
 
-// A reverse scan of one dimension that carries nothing walks each row from the top down as it
-// walks the rows down (carried values computed per block of the walk made the LRU's backward 6 %
-// slower, so those keep the ascending loop): the
-// update's index runs over an RDom from the row's last element, in vectors of kLanesPerIteration
-// (each loaded dense and reversed). Halide loops over pure dimensions upwards only, and a row read
-// upwards while the rows go down streams from memory at a third of the rate of one order
-// throughout (docs/cpu.md, "Reverse scans"). Vectorising the RVar needs allow_race_conditions():
-// the lanes of a vector write distinct indices of step t and read only step t + 1, so there is no
-// race for Halide to guard against.
+// A reverse scan that carries nothing walks its steps' values from the top down as it walks the
+// steps down: the update's indices run over an RDom from each dimension's last element (the vector
+// dimension innermost, in vectors of kLanesPerIteration loaded dense and reversed). Halide loops
+// over pure dimensions upwards only, and rows read upwards while the rows go down stream from
+// memory at a third of the rate of one order throughout (docs/cpu.md, "Reverse scans"). Carried
+// values computed per block of such a walk made the LRU's backward 6 % slower, so scans that carry
+// keep the ascending loops. Vectorising the RVar needs allow_race_conditions(): the lanes of a
+// vector write distinct indices of step t and read only step t + 1, so there is no race for
+// Halide to guard against.
 void Schedule::defineDownwards(StateScan &s, Func A, Func B) {
-  int dim = s.dims.front();
-  Halide::RDom r(0, extent(dim), 0, steps(), "r_" + sanitize(s.name));
-  Expr index = extent(dim) - 1 - r.x, tr = steps() - 1 - r.y;
-  std::vector<Expr> at = {index, tr}, prev = {index, previous(s, tr)};
+  int vec = vectorDim(maskOf(s.dims));
+  // RDom dimensions: the vector one innermost, then the others, then time, each from its top.
+  std::vector<int> order = {vec};
+  for (int d : s.dims)
+    if (d != vec) order.push_back(d);
+  std::vector<Halide::Range> ranges;
+  for (int d : order) ranges.push_back({0, extent(d)});
+  ranges.push_back({0, steps()});
+  Halide::RDom r(ranges, "r_" + sanitize(s.name));
+  std::map<int, Expr> index;
+  for (size_t k = 0; k < order.size(); ++k) index[order[k]] = extent(order[k]) - 1 - r[static_cast<int>(k)];
+  Expr tr = steps() - 1 - r[static_cast<int>(order.size())];
+  std::vector<Expr> at, prev;
+  for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it) at.push_back(index.at(*it));
+  prev = at;
+  at.push_back(tr);
+  prev.push_back(previous(s, tr));
   s.func(at) = A(at) * element(s.func, prev, 0) + B(at);
   s.func.compute_root();
   storeVectorFirst(s.func, s.dims, true);
-  vectorizeStage(s.func.update(0), dim);
+  vectorizeStage(s.func.update(0), vec);
   Halide::RVar blocks("blocks"), lanes("lanes");
   s.func.update(1)
       .allow_race_conditions()
-      .split(r.x, blocks, lanes, kLanesPerIteration, Halide::TailStrategy::GuardWithIf)
+      .split(r[0], blocks, lanes, kLanesPerIteration, Halide::TailStrategy::GuardWithIf)
       .vectorize(lanes);
 }
 
