@@ -219,6 +219,11 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
   if (s.output) {  // the first step from the start value, then the others from their predecessor
     at.push_back(firstStep(s));
     s.func(at) = A(at) * s.start(args(s.dims)) + B(at);
+    if (s.reverse && vec >= 0) {
+      vectorizeStage(s.func.update(0), vec);
+      defineDownwards(s, A, B, steps() - 2, steps() - 1);
+      return;
+    }
     Halide::RDom r(1, steps() - 1, "r_" + base);
     Expr tr = s.reverse ? steps() - 1 - r.x : Expr(r.x);
     at.back() = previous(s, tr);
@@ -243,7 +248,10 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
   at.push_back(startIndex(s));
   define(s.start(args(s.dims)), std::vector<Expr>(carriedValues, Halide::undef<float>()));
   if (s.reverse && carried.empty() && vec >= 0) {
-    defineDownwards(s, A, B);
+    defineDownwards(s, A, B, steps() - 1, steps());
+    s.func.compute_root();
+    storeVectorFirst(s.func, s.dims, true);
+    vectorizeStage(s.func.update(0), vec);
     return;
   }
   Halide::RDom r(0, steps(), "r_" + base);
@@ -277,7 +285,7 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
 // keep the ascending loops. Vectorising the RVar needs allow_race_conditions(): the lanes of a
 // vector write distinct indices of step t and read only step t + 1, so there is no race for
 // Halide to guard against.
-void Schedule::defineDownwards(StateScan &s, Func A, Func B) {
+void Schedule::defineDownwards(StateScan &s, Func A, Func B, Expr first, Expr count) {
   int vec = vectorDim(maskOf(s.dims));
   // RDom dimensions: the vector one innermost, then the others, then time, each from its top.
   std::vector<int> order = {vec};
@@ -285,20 +293,17 @@ void Schedule::defineDownwards(StateScan &s, Func A, Func B) {
     if (d != vec) order.push_back(d);
   std::vector<Halide::Range> ranges;
   for (int d : order) ranges.push_back({0, extent(d)});
-  ranges.push_back({0, steps()});
+  ranges.push_back({0, count});
   Halide::RDom r(ranges, "r_" + sanitize(s.name));
   std::map<int, Expr> index;
   for (size_t k = 0; k < order.size(); ++k) index[order[k]] = extent(order[k]) - 1 - r[static_cast<int>(k)];
-  Expr tr = steps() - 1 - r[static_cast<int>(order.size())];
+  Expr tr = first - r[static_cast<int>(order.size())];
   std::vector<Expr> at, prev;
   for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it) at.push_back(index.at(*it));
   prev = at;
   at.push_back(tr);
   prev.push_back(previous(s, tr));
   s.func(at) = A(at) * element(s.func, prev, 0) + B(at);
-  s.func.compute_root();
-  storeVectorFirst(s.func, s.dims, true);
-  vectorizeStage(s.func.update(0), vec);
   Halide::RVar blocks("blocks"), lanes("lanes");
   s.func.update(1)
       .allow_race_conditions()
