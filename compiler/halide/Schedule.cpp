@@ -281,8 +281,8 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
 // dimension innermost, in vectors of kLanesPerIteration loaded dense and reversed). Halide loops
 // over pure dimensions upwards only, and rows read upwards while the rows go down stream from
 // memory at a third of the rate of one order throughout (docs/cpu.md, "Reverse scans"). Carried
-// values computed per block of such a walk made the LRU's backward 6 % slower, so scans that carry
-// keep the ascending loops. Vectorising the RVar needs allow_race_conditions(): the lanes of a
+// values computed per block of such a walk made the LRU's backward 9-10 % slower, so scans that
+// carry keep the ascending loops. Vectorising the RVar needs allow_race_conditions(): the lanes of a
 // vector write distinct indices of step t and read only step t + 1, so there is no race for
 // Halide to guard against.
 void Schedule::defineDownwards(StateScan &s, Func A, Func B, Expr first, Expr count) {
