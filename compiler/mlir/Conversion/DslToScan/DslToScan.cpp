@@ -131,9 +131,28 @@ class Lowering {
       case dsl::Builtin::Sqrt: return b_.create<mlir::math::SqrtOp>(at, args[0]);
       case dsl::Builtin::Min: return b_.create<mlir::arith::MinimumFOp>(at, args[0], args[1]);
       case dsl::Builtin::Max: return b_.create<mlir::arith::MaximumFOp>(at, args[0], args[1]);
-      case dsl::Builtin::Where: return m.select(args[0], args[1], args[2]);
+      case dsl::Builtin::Where: return lowerWhere(e, args, m);
     }
     return {};
+  }
+
+  // A where whose condition is built from literals alone folds (canonicalisation) to the branch it
+  // picks, and that branch may lack dimensions the where has: where(1 < 2, p, x) with p[] and x[d]
+  // is p, without d, and a sum over d of it no longer verifies (scan-fuzz seed 61054). Each branch
+  // lacking some is multiplied by a 1 with the other's dimensions, so whichever is picked keeps
+  // them all. A condition that reads a port is never folded, so its branches stay as written.
+  Value lowerWhere(const dsl::Expr &e, llvm::ArrayRef<Value> args, MathBuilder &m) {
+    Value a = args[1], b = args[2];
+    if (literalsOnly(*e.args[0])) {
+      if (e.args[1]->dims.size() < e.dims.size()) a = m.mul(args[1], m.onesLike(args[2]));
+      if (e.args[2]->dims.size() < e.dims.size()) b = m.mul(args[2], m.onesLike(args[1]));
+    }
+    return m.select(args[0], a, b);
+  }
+
+  static bool literalsOnly(const dsl::Expr &e) {
+    if (e.kind == dsl::Expr::Kind::Name) return false;
+    return llvm::all_of(e.args, [](const dsl::ExprPtr &a) { return literalsOnly(*a); });
   }
 
   const dsl::Recurrence &rec_;

@@ -35,6 +35,12 @@ class MathBuilder {
   mlir::Value exp(mlir::Value x) { return b_.create<mlir::math::ExpOp>(loc_, x); }
   mlir::Value abs(mlir::Value x) { return b_.create<mlir::math::AbsFOp>(loc_, x); }
   mlir::Value sum(mlir::Value x, llvm::StringRef dim) { return b_.create<SumOp>(loc_, b_.getStringAttr(dim), x); }
+  // 1 with the dimensions of `x`, for every x (NaN included), from ops the backends already have:
+  // the scan dialect has no broadcast, and a select of two equal constants folds away.
+  mlir::Value onesLike(mlir::Value x) {
+    mlir::Value c = cmp(mlir::arith::CmpFPredicate::OGE, x, constant(0.0));
+    return add(select(c, constant(1.0), constant(0.0)), select(c, constant(0.0), constant(1.0)));
+  }
 
  private:
   mlir::OpBuilder &b_;

@@ -104,7 +104,7 @@ class Differentiator {
     DimMask want = dims_.of(v);
     DimMask have = dims_.ofNew(contribution);
     if (use && (dims_.ofNew(use) & ~want & ~have)) {
-      contribution = m.mul(contribution, onesLike(use, m));
+      contribution = m.mul(contribution, m.onesLike(use));
       have = dims_.ofNew(contribution);
     }
     for (size_t d = 0; d < dims_.table().size(); ++d)
@@ -112,13 +112,6 @@ class Differentiator {
     auto it = adj_.find(v);
     if (it == adj_.end()) adj_[v] = contribution;
     else it->second = m.add(it->second, contribution);
-  }
-
-  // 1 with the dimensions of `x`, for every x (NaN included), from ops the backends already
-  // have: the scan dialect has no broadcast, and a select of two equal constants folds away.
-  Value onesLike(Value x, MathBuilder &m) {
-    Value c = m.cmp(arith::CmpFPredicate::OGE, x, m.constant(0.0));
-    return m.add(m.select(c, m.constant(1.0), m.constant(0.0)), m.select(c, m.constant(0.0), m.constant(1.0)));
   }
 
   void sweep() {
