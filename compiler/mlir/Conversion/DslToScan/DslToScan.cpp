@@ -136,23 +136,58 @@ class Lowering {
     return {};
   }
 
-  // A where whose condition is built from literals alone folds (canonicalisation) to the branch it
-  // picks, and that branch may lack dimensions the where has: where(1 < 2, p, x) with p[] and x[d]
-  // is p, without d, and a sum over d of it no longer verifies (scan-fuzz seed 61054). Each branch
-  // lacking some is multiplied by a 1 with the other's dimensions, so whichever is picked keeps
-  // them all. A condition that reads a port is never folded, so its branches stay as written.
+  // A where has the dimensions of its condition and both branches, but canonicalisation folds it
+  // to the branch it picks once the condition folds to a constant, and that branch may lack some:
+  // a sum over one of them then no longer verifies (scan-fuzz seed 61054: where(2 != 0.5, p1, x0)
+  // with p1[] and x0[d]; likewise where(x0 > 0 || 1 < 2, p1, x0)). So where the condition may fold,
+  // a branch lacking dimensions is multiplied by a 1 with those of the other branch and of the
+  // values the condition compares (lowered again; CSE merges the copies).
   Value lowerWhere(const dsl::Expr &e, llvm::ArrayRef<Value> args, MathBuilder &m) {
     Value a = args[1], b = args[2];
-    if (literalsOnly(*e.args[0])) {
-      if (e.args[1]->dims.size() < e.dims.size()) a = m.mul(args[1], m.onesLike(args[2]));
-      if (e.args[2]->dims.size() < e.dims.size()) b = m.mul(args[2], m.onesLike(args[1]));
-    }
+    if (!mayFoldToConstant(*e.args[0])) return m.select(args[0], a, b);
+    llvm::SmallVector<Value> compared;
+    comparedValues(*e.args[0], compared);
+    auto widen = [&](Value branch, Value other) {
+      Value ones = m.onesLike(other);
+      for (Value c : compared) ones = m.mul(ones, m.onesLike(c));
+      return m.mul(branch, ones);
+    };
+    if (e.args[1]->dims.size() < e.dims.size()) a = widen(args[1], args[2]);
+    if (e.args[2]->dims.size() < e.dims.size()) b = widen(args[2], args[1]);
     return m.select(args[0], a, b);
   }
 
-  static bool literalsOnly(const dsl::Expr &e) {
-    if (e.kind == dsl::Expr::Kind::Name) return false;
-    return llvm::all_of(e.args, [](const dsl::ExprPtr &a) { return literalsOnly(*a); });
+  // Whether canonicalisation may fold e to a constant: it reads no port or state, or a constant
+  // decides it (`c || 1 < 2`, a where whose condition and picked branch may fold). Conservative.
+  bool mayFoldToConstant(const dsl::Expr &e) const {
+    auto may = [&](size_t i) { return mayFoldToConstant(*e.args[i]); };
+    switch (e.kind) {
+      case dsl::Expr::Kind::Number: return true;
+      case dsl::Expr::Kind::Name:
+        return e.ref.kind == dsl::NameRef::Local && mayFoldToConstant(*rec_.body[e.ref.index].value);
+      case dsl::Expr::Kind::Sum: return false;  // its operand has the summed dimension: it reads a port
+      case dsl::Expr::Kind::Binary:
+        if (e.binary == dsl::BinaryOp::And || e.binary == dsl::BinaryOp::Or) return may(0) || may(1);
+        break;
+      case dsl::Expr::Kind::Call:
+        if (e.builtin == dsl::Builtin::Where) return (may(0) && (may(1) || may(2))) || (may(1) && may(2));
+        break;
+      case dsl::Expr::Kind::Unary: break;
+    }
+    for (size_t i = 0; i < e.args.size(); ++i)
+      if (!may(i)) return false;
+    return true;
+  }
+
+  // The real values a condition compares, through &&, || and ! (booleans are never assigned).
+  void comparedValues(const dsl::Expr &c, llvm::SmallVector<Value> &out) {
+    if (c.kind == dsl::Expr::Kind::Unary || (c.kind == dsl::Expr::Kind::Binary && (c.binary == dsl::BinaryOp::And ||
+                                                                                    c.binary == dsl::BinaryOp::Or))) {
+      for (const dsl::ExprPtr &a : c.args) comparedValues(*a, out);
+      return;
+    }
+    if (c.kind == dsl::Expr::Kind::Binary)
+      for (const dsl::ExprPtr &a : c.args) out.push_back(lower(*a));
   }
 
   const dsl::Recurrence &rec_;
