@@ -221,7 +221,7 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
     s.func(at) = A(at) * s.start(args(s.dims)) + B(at);
     if (s.reverse && vec >= 0) {
       vectorizeStage(s.func.update(0), vec);
-      defineDownwards(s, A, B, steps() - 2, steps() - 1);
+      defineDownwards(s, A, B);
       return;
     }
     Halide::RDom r(1, steps() - 1, "r_" + base);
@@ -248,7 +248,7 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
   at.push_back(startIndex(s));
   define(s.start(args(s.dims)), std::vector<Expr>(carriedValues, Halide::undef<float>()));
   if (s.reverse && carried.empty() && vec >= 0) {
-    defineDownwards(s, A, B, steps() - 1, steps());
+    defineDownwards(s, A, B);
     s.func.compute_root();
     storeVectorFirst(s.func, s.dims, true);
     vectorizeStage(s.func.update(0), vec);
@@ -285,8 +285,10 @@ void Schedule::defineScan(StateScan &s, Expr a, Expr b, const std::vector<Func> 
 // carry keep the ascending loops. Vectorising the RVar needs allow_race_conditions(): the lanes of a
 // vector write distinct indices of step t and read only step t + 1, so there is no race for
 // Halide to guard against.
-void Schedule::defineDownwards(StateScan &s, Func A, Func B, Expr first, Expr count) {
+void Schedule::defineDownwards(StateScan &s, Func A, Func B) {
   int vec = vectorDim(maskOf(s.dims));
+  // Every step, or every one but the first, which a scan into an output peels off.
+  Expr count = s.output ? steps() - 1 : steps();
   // RDom dimensions: the vector one innermost, then the others, then time, each from its top.
   std::vector<int> order = {vec};
   for (int d : s.dims)
@@ -297,7 +299,7 @@ void Schedule::defineDownwards(StateScan &s, Func A, Func B, Expr first, Expr co
   Halide::RDom r(ranges, "r_" + sanitize(s.name));
   std::map<int, Expr> index;
   for (size_t k = 0; k < order.size(); ++k) index[order[k]] = extent(order[k]) - 1 - r[static_cast<int>(k)];
-  Expr tr = first - r[static_cast<int>(order.size())];
+  Expr tr = count - 1 - r[static_cast<int>(order.size())];
   std::vector<Expr> at, prev;
   for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it) at.push_back(index.at(*it));
   prev = at;

@@ -103,9 +103,9 @@ class Schedule {
   Halide::Expr firstStep(const StateScan &s) const { return s.reverse ? steps() - 1 : Halide::Expr(0); }
   Halide::Expr previous(const StateScan &s, Halide::Expr t) const { return s.reverse ? t + 1 : t - 1; }
   Halide::Expr value(const StateScan &s, Halide::Expr t) const;  // the state's value of step t
-  // defineScan's second update of a reverse scan that carries nothing (or is an output): steps
-  // first, first - 1, ..., count of them, walked downwards.
-  void defineDownwards(StateScan &s, Halide::Func A, Halide::Func B, Halide::Expr first, Halide::Expr count);
+  // defineScan's second update of a reverse scan that carries nothing (or is an output), walked
+  // downwards.
+  void defineDownwards(StateScan &s, Halide::Func A, Halide::Func B);
 
   scan::DimTable table_;
   Halide::Var t_;
