@@ -3,6 +3,7 @@ import functools
 import json
 import os
 import warnings
+from collections.abc import Mapping
 
 import torch
 
@@ -66,9 +67,10 @@ class Recurrence:
     def __repr__(self):
         return f"scanforge.Recurrence({self.signature!r})"
 
-    def __call__(self, initial_state=None, output_final_state=False, cu_seqlens=None, group=None, **tensors):
+    def __call__(self, *args, initial_state=None, output_final_state=False, cu_seqlens=None, group=None, **tensors):
+        self._by_name(args, "")
         inputs, params = self._ports(tensors, "[B, T, ")
-        initial = dict(initial_state or {})
+        initial = self._states(initial_state, "initial_state")
         if group is not None:
             if cu_seqlens is not None:
                 raise ValueError(f"scanforge {self.signature.name}: cu_seqlens and group together: context "
@@ -82,15 +84,16 @@ class Recurrence:
         outputs, finals = self._results(results)
         return (outputs, finals) if output_final_state else outputs
 
-    def step(self, state=None, **tensors):
+    def step(self, *args, state=None, **tensors):
         """Decoding: one time step. Inputs [B, dims...] (no time axis) and parameters by port name;
         `state` the states by name, [B, dims...] (None or a missing state: zeros). Returns
         (outputs, state): outputs as a call returns them, [B, dims...], and every state after the
         step. On CPU tensors the compiled programs and their buffers are reused from one step to
         the next; elsewhere a step is a one-step call."""
         sig = self.signature
+        self._by_name(args, ".step")
         inputs, params = self._ports(tensors, "[B, ")
-        state = dict(state or {})
+        state = self._states(state, "state")
         if inputs[0].device.type == "cpu":
             results = torch.ops.scanforge.scan_step(self._key, inputs, params, list(state), list(state.values()))
             # The runtime checks the parameters at a recurrence's first step (and after a change of
@@ -106,6 +109,25 @@ class Recurrence:
                                                list(state.values()))
             results = [r.squeeze(1) for r in results[:len(sig.outputs)]] + list(results[len(sig.outputs):])
         return self._results(results)
+
+    def _by_name(self, args, method):
+        """Ports go by name: a positional tensor would otherwise land in initial_state (or state)."""
+        if args:
+            sig = self.signature
+            example = ", ".join(f"{p.name}=..." for p in sig.inputs + sig.params)
+            raise TypeError(f"scanforge {sig.name}{method}: takes its inputs and parameters by port name, "
+                            f"rec{method}({example}); got {len(args)} positional argument(s)")
+
+    def _states(self, value, what):
+        """States by name (a dict, or None for zeros)."""
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            sig = self.signature
+            example = ", ".join(f"'{s.name}': tensor [B, {', '.join(s.dims)}]" for s in sig.states)
+            raise TypeError(f"scanforge {sig.name}: {what} is a dict of states by name, {{{example}}}; "
+                            f"got a {type(value).__name__}")
+        return dict(value)
 
     def _ports(self, tensors, lead):
         sig = self.signature

@@ -89,3 +89,26 @@ def test_bad_files(tmp_path):
 def test_still_alive_after_the_errors(ssm):
     rec, tensors, _ = ssm
     assert rec(**tensors).shape == (2, 5, 3)
+
+
+def test_positional_ports(ssm):
+    # A positional tensor would otherwise land in initial_state (or step's state).
+    rec, tensors, _ = ssm
+    with pytest.raises(TypeError, match=r"selective_ssm: takes its inputs and parameters by port name, "
+                                        r"rec\(x=\.\.\., dt=\.\.\., B=\.\.\., C=\.\.\., A=\.\.\., D=\.\.\.\); "
+                                        r"got 2 positional argument\(s\)"):
+        rec(tensors["x"], tensors["dt"])
+    step = {n: t[:, 0] if t.dim() == 3 else t for n, t in tensors.items()}
+    with pytest.raises(TypeError, match=r"selective_ssm\.step: takes its inputs and parameters by port name"):
+        rec.step(step["x"], **step)
+
+
+def test_states_not_a_dict(ssm):
+    # FLA and Mamba take one initial-state tensor; here states go by name.
+    rec, tensors, initial = ssm
+    with pytest.raises(TypeError, match=r"selective_ssm: initial_state is a dict of states by name, "
+                                        r"\{'s': tensor \[B, d, n\]\}; got a Tensor"):
+        rec(**tensors, initial_state=initial["s"])
+    step = {n: t[:, 0] if t.dim() == 3 else t for n, t in tensors.items()}
+    with pytest.raises(TypeError, match=r"selective_ssm: state is a dict of states by name"):
+        rec.step(**step, state=initial["s"])
