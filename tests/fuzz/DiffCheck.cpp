@@ -281,7 +281,12 @@ CheckResult checkProgram(const std::string &name, const std::string &source, uin
     static const int64_t odd[] = {1, 3, 5, 7};
     std::map<std::string, int64_t> sizes = {{"d", odd[gen() % 4]}, {"n", odd[gen() % 4]}, {"e", odd[gen() % 4]}};
     int64_t B = 1 + static_cast<int64_t>(gen() % 3), T = odd[gen() % 4] + 2 * static_cast<int64_t>(gen() % 2);
-    c.log << "  shapes: B=" << B << " T=" << T << " d=" << sizes["d"] << " n=" << sizes["n"] << " e=" << sizes["e"] << "\n";
+    // A file's other dimensions (--file: linear attention's k, a head dimension), drawn after B and
+    // T so that the generator's programs, which use d, n and e only, keep their seeds' shapes.
+    for (mlir::Attribute d : c.fwd.getDims()) sizes.try_emplace(llvm::cast<mlir::StringAttr>(d).str(), odd[gen() % 4]);
+    c.log << "  shapes: B=" << B << " T=" << T;
+    for (const auto &[name, size] : sizes) c.log << " " << name << "=" << size;
+    c.log << "\n";
     for (bool withInitial : {false, true}) {
       Random rng{std::mt19937_64(seed * 31 + withInitial)};
       Problem p;
