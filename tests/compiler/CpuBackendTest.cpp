@@ -64,6 +64,35 @@ TEST_P(CpuBackend, MatchesReferenceForwardAndBackward) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuBackend, ::testing::ValuesIn(allModelCases()), caseName);
 
+// Caller buffers at any address: the programs may assume nothing about a tensor's alignment (a
+// Halide schedule that reads back a buffer it writes can be compiled to aligned vector loads).
+// Every tensor one float past a vector's start (4 bytes past 16-byte alignment), full vectors of
+// 32 lanes and a tail (d = 70), chunks of 16, and channel blocks of 32: the same bits as the run
+// on the vectors' own starts.
+TEST(CpuBackendApi, MisalignedCallerBuffersGiveTheSameBits) {
+  for (const std::string model : {"mingru", "glu_rnn", "selective_ssm", "linear_attention"}) {
+    std::string source = readModel(model);
+    auto ref = compileReference(source, model + ".scan");
+    ASSERT_TRUE(ref);
+    Sizes sizes{2, 40, {{"d", 70}, {"n", 16}, {"k", 8}, {"e", 70}}};
+    Problem p = randomProblem(ref->forward, sizes, /*withInitial=*/true, 7);
+    for (int64_t channelBlock : {0, 32}) {
+      SCOPED_TRACE(model + " channelBlock=" + std::to_string(channelBlock));
+      CompileOptions options;
+      options.threads = 2;
+      options.chunk = 16;
+      options.channelBlock = channelBlock;
+      Recurrence rec = compileSource(model + ".scan", source, options);
+      Buffers aligned = runForwardBackward(rec, p), shifted = runForwardBackward(rec, p, 1);
+      ASSERT_EQ(aligned.shapes.size(), shifted.shapes.size());
+      for (const auto &[key, shape] : aligned.shapes) {
+        Tensor a = aligned.tensor(key), b = shifted.tensor(key);
+        EXPECT_EQ(0, std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(double))) << key;
+      }
+    }
+  }
+}
+
 // A divisor with fewer dimensions than its dividend: the backward sums a quotient over the missing
 // dimension, a reduction whose update Halide cannot prove associative (issue 14).
 TEST(CpuBackendQuotient, DivisorWithFewerDimensionsThanTheDividend) {

@@ -12,10 +12,12 @@
 
 namespace scanforge::test {
 
-// f32 copies of float64 tensors, and views of them.
+// f32 copies of float64 tensors, and views of them. A view starts `shift` floats into its vector
+// (a caller's buffer at an address no allocator would give).
 struct Buffers {
   std::map<std::string, std::vector<float>> data;
   std::map<std::string, std::vector<int64_t>> shapes;
+  int64_t shift = 0;
 
   TensorViews add(const TensorMap &tensors, const std::string &suffix = "") {
     TensorViews views;
@@ -24,24 +26,26 @@ struct Buffers {
   }
   TensorView add(const std::string &key, const std::vector<int64_t> &shape, const std::vector<double> *values = nullptr) {
     std::vector<float> &d = data[key];
-    d.assign(Tensor::count(shape), 0.0f);
+    d.assign(Tensor::count(shape) + shift, 0.0f);
     if (values)
-      for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>((*values)[i]);
+      for (size_t i = 0; i < Tensor::count(shape); ++i) d[shift + i] = static_cast<float>((*values)[i]);
     shapes[key] = shape;
-    return {d.data(), shape, ElemType::F32};
+    return {d.data() + shift, shape, ElemType::F32};
   }
   Tensor tensor(const std::string &key) const {
     Tensor t(shapes.at(key));
     const std::vector<float> &d = data.at(key);
-    for (size_t i = 0; i < d.size(); ++i) t.data[i] = d[i];
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = d[shift + i];
     return t;
   }
 };
 
-// Runs `rec` forward and backward on the problem; the results are the tensors "out.NAME",
-// "final.NAME", "dx.NAME", "dp.NAME" and "dh0.NAME" of the returned buffers.
-inline Buffers runForwardBackward(const Recurrence &rec, const Problem &p) {
+// Runs `rec` forward and backward on the problem, every tensor `shift` floats into its buffer; the
+// results are the tensors "out.NAME", "final.NAME", "dx.NAME", "dp.NAME" and "dh0.NAME" of the
+// returned buffers.
+inline Buffers runForwardBackward(const Recurrence &rec, const Problem &p, int64_t shift = 0) {
   Buffers buf;
+  buf.shift = shift;
   TensorViews inputs = buf.add(p.in.inputs), params = buf.add(p.in.params), initial = buf.add(p.in.initial, ".init");
   TensorViews outputs, finals, outputGrads = buf.add(p.outputWeights, ".w"), finalGrads = buf.add(p.finalWeights, ".fw");
   Shapes shapes = rec.shapesOf(inputs, params);
