@@ -1,5 +1,7 @@
 #include "compiler/mlir/Conversion/DslToScan/DslToScan.h"
 
+#include <map>
+
 #include "compiler/mlir/Dialect/Scan/IR/ScanBuilder.h"
 #include "mlir/IR/Builders.h"
 
@@ -159,12 +161,18 @@ class Lowering {
 
   // Whether canonicalisation may fold e to a constant: it reads no port or state, or a constant
   // decides it (`c || 1 < 2`, a where whose condition and picked branch may fold). Conservative.
-  bool mayFoldToConstant(const dsl::Expr &e) const {
+  // A local's answer is kept: walking a local each time it is named took time exponential in the
+  // depth of locals that name their predecessor twice (z1 = z0 * z0, ...: 28 s at 30 of them).
+  bool mayFoldToConstant(const dsl::Expr &e) {
     auto may = [&](size_t i) { return mayFoldToConstant(*e.args[i]); };
     switch (e.kind) {
       case dsl::Expr::Kind::Number: return true;
-      case dsl::Expr::Kind::Name:
-        return e.ref.kind == dsl::NameRef::Local && mayFoldToConstant(*rec_.body[e.ref.index].value);
+      case dsl::Expr::Kind::Name: {
+        if (e.ref.kind != dsl::NameRef::Local) return false;
+        auto [known, fresh] = localMayFold_.try_emplace(e.ref.index, false);
+        if (fresh) known->second = mayFoldToConstant(*rec_.body[e.ref.index].value);
+        return known->second;
+      }
       case dsl::Expr::Kind::Sum: return false;  // its operand has the summed dimension: it reads a port
       case dsl::Expr::Kind::Binary:
         if (e.binary == dsl::BinaryOp::And || e.binary == dsl::BinaryOp::Or) return may(0) || may(1);
@@ -194,6 +202,7 @@ class Lowering {
   const std::string &path_;
   mlir::OpBuilder &b_;
   llvm::SmallVector<Value> inputs_, params_, prev_, stmtValues_, stateValues_;
+  std::map<size_t, bool> localMayFold_;  // mayFoldToConstant of each local statement asked about
 };
 
 }  // namespace
