@@ -63,6 +63,11 @@ constexpr const char *kLanesVariable = "$LANES";
 // The macro and the formula variable of the kernels' stash: 1 with it, 0 without (Plan::stash).
 constexpr const char *kStashDefine = "SF_STASH";
 constexpr const char *kStashVariable = "$STASH";
+// The macro and the formula variable of per-step sums over channels (KernelContext::warpSummed):
+// 0 each warp stores its sums in its own row and a second kernel adds the rows in a fixed order,
+// 1 the warps add their sums atomically into the output (Plan::atomicSums).
+constexpr const char *kAtomicSumsDefine = "SF_ATOMIC_SUMS";
+constexpr const char *kAtomicSumsVariable = "$ATOMIC";
 constexpr int kRegisterDimsChainGroup = 4;
 
 struct RecurrenceDesc {
@@ -121,6 +126,10 @@ constexpr int kChunkLoadBatchSteps = 8;   // chunked kernels
 // predicted).
 constexpr int kMinBlocksPerSM = 2;
 inline std::string f32SumOf(const std::string &output) { return output + ".f32"; }
+// A per-step output summed over channels: each warp's sum of its threads' terms, one row per warp
+// of a batch element's threads ([cdiv(threads, 32), B, T, dims]); a second kernel adds the rows in
+// a fixed order, so the output's bits do not depend on the order warps run in.
+inline std::string warpPartialsOf(const std::string &output) { return output + ".by_warp"; }
 // A parameter gradient's partial sums, one row per thread of each batch element (sequential kernel)
 // or of each (batch element, chunk) (chunked kernel); a second kernel adds them in a fixed order,
 // so the gradient's bits do not depend on the order blocks run in.

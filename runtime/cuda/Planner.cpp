@@ -26,7 +26,8 @@ std::string describe(const Plan &plan) {
   if (plan.forwardLanes && *plan.forwardLanes != plan.lanes)
     forward = " (forward " + std::to_string(*plan.forwardLanes) + (*plan.forwardLanes > 1 ? " lanes)" : " lane)");
   return std::string(strategyName(plan.strategy)) + " L=" + std::to_string(plan.chunk) +
-         (plan.lanes > 1 ? " lanes=" + std::to_string(plan.lanes) : "") + (plan.stash ? " stash" : "") + forward;
+         (plan.lanes > 1 ? " lanes=" + std::to_string(plan.lanes) : "") + (plan.stash ? " stash" : "") +
+         (plan.atomicSums ? " atomic sums" : "") + forward;
 }
 
 namespace {

@@ -59,6 +59,10 @@ struct Plan {
   // same checkpoints with any lane count (they are laid out by channel and state element), and
   // without the backward's second state per element it can hold more of them per thread.
   std::optional<int64_t> forwardLanes = std::nullopt;
+  // Per-step outputs summed over channels (the selective SSM's B.grad) added atomically by the
+  // warps ($ATOMIC): no rows of partial sums to write and read back, but the order of the
+  // additions, so the last bits, vary from run to run (RecurrenceRunner::allowAtomicSums).
+  bool atomicSums = false;
 
   // The plan the forward's kernels run: lanes = the forward's.
   Plan forwardPlan() const;

@@ -28,6 +28,13 @@ void addStepBytes(const RecurrenceDesc &rec, const Variables &vars, double &read
     for (size_t i = 2; i < b.shape.size(); ++i) bytes *= static_cast<double>(evaluate(b.shape[i], vars));
     if (b.role == BufferRole::Output) written += bytes;
     if (b.role == BufferRole::Input || b.role == BufferRole::ForwardOutput) read += bytes;
+    // An output summed over channels by warps: each warp's row of partial sums [rows, B, T, dims]
+    // is written, and read back by the kernel that adds the rows.
+    if (const BufferDesc *rows = b.role == BufferRole::Output ? rec.buffer(warpPartialsOf(b.name)) : nullptr) {
+      double partials = 4.0 * static_cast<double>(evaluate(rows->shape.front(), vars)) * bytes / static_cast<double>(elementBytes(b));
+      written += partials;
+      read += partials;
+    }
   }
 }
 
@@ -55,7 +62,7 @@ Variables RecurrenceRunner::variables(const Shape &shape, const Plan &plan) cons
   checkSize("B", shape.batch);
   checkSize("T", shape.steps);
   Variables vars = {{"$B", shape.batch}, {"$T", shape.steps}, {"$L", plan.chunk}, {"$NC", plan.chunks}, {kLanesVariable, plan.lanes},
-                     {kStashVariable, plan.stash ? 1 : 0}};
+                     {kStashVariable, plan.stash ? 1 : 0}, {kAtomicSumsVariable, plan.atomicSums ? 1 : 0}};
   std::set<std::string> needed = dimsOf(fwd_);
   for (const std::string &d : needed) {
     auto it = shape.dims.find(d);
@@ -74,7 +81,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
   // A call plans again at every step of a training loop: the plans made are kept by their arguments.
   auto text = [](auto v) { return v ? std::to_string(static_cast<int64_t>(*v)) : std::string("-"); };
   std::string key = shape.describe() + " " + text(strategy) + " " + text(chunk) + " " + text(lanes) + " " + text(stash) +
-                    (passes == Passes::Forward ? " forward" : " pair");
+                    (passes == Passes::Forward ? " forward" : " pair") + (atomicSums_ ? " atomic" : "");
   if (auto known = plans_.find(key); known != plans_.end()) return known->second;
   const RecurrenceDesc *bwd = passes == Passes::Forward ? nullptr : bwd_;
   Variables sizes = variables(shape, Plan{});  // names a missing or unknown dimension
@@ -128,6 +135,7 @@ Plan RecurrenceRunner::plan(const Shape &shape, std::optional<Strategy> strategy
         throw CudaError(fwd_.name + ": " + e.what());
       }
       p.lanes = l;
+      p.atomicSums = atomicSums_;
       double seconds = predictPlan(request, p).seconds;
       if (!best || seconds < bestSeconds) best = p, bestSeconds = seconds;
     }
@@ -151,6 +159,7 @@ PlanRequest RecurrenceRunner::planRequest(const Shape &shape, int64_t lanes, std
                                           const RecurrenceDesc *bwd) const {
   Plan withLanes;
   withLanes.lanes = lanes;
+  withLanes.atomicSums = atomicSums_;
   Variables vars = variables(shape, withLanes);
   PlanRequest request;
   request.batch = shape.batch;
@@ -307,6 +316,8 @@ void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, i
   for (const LaunchDesc &l : launches) {
     LaunchConfig config;
     for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(evaluate(l.grid[i], vars));
+    // A launch this plan does not need has an empty grid (the sums of warps' rows with $ATOMIC = 1).
+    if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0) continue;
     config.block = static_cast<unsigned>(l.block);
     config.sharedBytes = static_cast<size_t>(evaluate(l.sharedBytes, vars));
     std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() +

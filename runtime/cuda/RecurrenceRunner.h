@@ -53,7 +53,11 @@ class RecurrenceRunner {
   Plan plan(const Shape &shape, std::optional<Strategy> strategy = {}, std::optional<int64_t> chunk = {},
             std::optional<int64_t> lanes = {}, std::optional<bool> stash = {},
             Passes passes = Passes::ForwardAndBackward) const;
-  // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, $STASH, dimension sizes) for a
+  // Per-step outputs summed over channels added atomically in the plans made from now on
+  // (Plan::atomicSums): faster where many warps add to an element (linear attention's k.grad with
+  // 16 lanes per channel), at the price of bits that vary from run to run. Off by default.
+  void allowAtomicSums(bool allow) { atomicSums_ = allow; }
+  // The values of the manifest's formula variables ($B, $T, $L, $NC, $LANES, $STASH, $ATOMIC, dimension sizes) for a
   // call; a CudaError names a missing, unknown or out-of-range size.
   Variables variables(const Shape &shape, const Plan &plan) const;
   // The size in bytes of a buffer of the forward or backward.
@@ -82,6 +86,7 @@ class RecurrenceRunner {
   std::map<std::string, std::unique_ptr<LoadedModule>> modules_;  // by source file and defines
   std::map<std::string, DeviceBuffer> scratch_;                  // by buffer name
   mutable std::map<std::string, Plan> plans_;                    // by plan()'s arguments
+  bool atomicSums_ = false;
 };
 
 }  // namespace scanforge::cuda

@@ -94,27 +94,41 @@ TEST(CudaEmitter, BackwardRecomputesAnExpandedStateFromCheckpoints) {
   EXPECT_EQ(bwd["chain_group"], 4);                        // register dimensions: short carry groups
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["kernel"], "sf_selective_ssm_backward_seq");
   EXPECT_EQ(bwd["strategies"]["sequential"][0]["shared_bytes"], "256*(n/$LANES)*$L");  // no stash beside arrays
-  // Gradients of B and C sum over the channels (atomics into zeroed buffers), as do the
-  // parameter gradients over batch and time; then the chunked kernel's chain.
+  // Gradients of B and C sum over the channels: each warp stores its sums in its own row (none
+  // with atomic sums), a kernel adds the rows. Zeroed: what is added into atomically (B.grad and
+  // C.grad with atomic sums, the parameter gradients: batch slices add to them in turn) and the
+  // chunked kernel's chain.
+  EXPECT_EQ(buffer(bwd, "B.grad.by_warp")["shape"], nlohmann::json({"(1-$ATOMIC)*cdiv((d)*$LANES, 32)", "$B", "$T", "n"}));
+  EXPECT_EQ(bwd["defines"]["SF_ATOMIC_SUMS"], "$ATOMIC");
   EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad", "C.grad", "A.grad", "D.grad", "sf.chain"}));
 }
 
-TEST(CudaEmitter, Bf16SumsOverChannelsGoThroughF32) {
+TEST(CudaEmitter, SumsOverChannelsAreAddedFromWarpRowsInAFixedOrder) {
   nlohmann::json m = manifestOfModel("selective_ssm", /*bf16=*/true);
   const nlohmann::json &bwd = recurrence(m, "selective_ssm.backward");
   EXPECT_EQ(buffer(bwd, "B.grad")["dtype"], "bf16");
-  EXPECT_EQ(buffer(bwd, "B.grad.f32")["role"], "workspace");
+  EXPECT_EQ(buffer(bwd, "B.grad.by_warp")["role"], "workspace");
+  EXPECT_EQ(buffer(bwd, "B.grad.by_warp")["dtype"], "f32");
+  EXPECT_EQ(buffer(bwd, "B.grad.f32")["role"], "workspace");  // what atomic sums add into, then converted
   EXPECT_EQ(bwd["zero_init"], nlohmann::json({"B.grad.f32", "C.grad.f32", "A.grad", "D.grad", "sf.chain"}));
   const nlohmann::json &seq = bwd["strategies"]["sequential"];
-  // The scan, the sums of A.grad's and D.grad's partial sums, then B.grad and C.grad converted to bf16.
-  ASSERT_EQ(seq.size(), 5u);
+  // The scan, the sums of A.grad's and D.grad's partial sums, B.grad's and C.grad's warp rows
+  // added and stored as bf16 (an empty grid with atomic sums), then, with atomic sums only, their
+  // f32 sums converted.
+  ASSERT_EQ(seq.size(), 7u);
   EXPECT_EQ(seq[1]["kernel"], "sf_selective_ssm_backward_sum_A_grad");
   EXPECT_EQ(seq[1]["params"],
             nlohmann::json::parse(R"([{"buffer": "A.grad.by_sequence"}, {"buffer": "A.grad"}, {"i32": "$B"}, {"i32": "d"}])"));
   EXPECT_EQ(bwd["strategies"]["chunked"][1]["params"][2], nlohmann::json::parse(R"({"i32": "$B*$NC"})"));
   EXPECT_EQ(buffer(bwd, "A.grad.by_chunk")["shape"], nlohmann::json({"$B", "$NC", "d", "n"}));
-  EXPECT_EQ(seq[3]["kernel"], "sf_selective_ssm_backward_to_bf16");
-  EXPECT_EQ(seq[3]["params"], nlohmann::json::parse(R"([{"buffer": "B.grad.f32"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}])"));
+  EXPECT_EQ(seq[3]["kernel"], "sf_selective_ssm_backward_sum_B_grad");
+  const char *sumParams = R"j([{"buffer": "B.grad.by_warp"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}, {"i32": "cdiv((d)*$LANES, 32)"}])j";
+  EXPECT_EQ(seq[3]["params"], nlohmann::json::parse(sumParams));
+  EXPECT_EQ(seq[3]["grid"][0], "(1-$ATOMIC)*cdiv($B*$T*n, 256)");
+  EXPECT_EQ(seq[4]["kernel"], "sf_selective_ssm_backward_sum_C_grad");
+  EXPECT_EQ(seq[5]["kernel"], "sf_selective_ssm_backward_to_bf16");
+  EXPECT_EQ(seq[5]["params"], nlohmann::json::parse(R"([{"buffer": "B.grad.f32"}, {"buffer": "B.grad"}, {"i64": "$B*$T*n"}])"));
+  EXPECT_EQ(seq[5]["grid"][0], "$ATOMIC*cdiv($B*$T*n, 256)");
 }
 
 TEST(CudaEmitter, ChunkedStrategyIsOneLaunchWithAChainOfTiles) {

@@ -77,6 +77,44 @@ TEST(Emulation, LaneDimensionsMatchReference) {
   }
 }
 
+// Per-step sums over channels added atomically by the warps (RecurrenceRunner::allowAtomicSums)
+// instead of stored in rows that a second kernel adds: the selective SSM's B.grad and C.grad and
+// linear attention's k.grad, f32 and bf16 (through the f32 workspace and its conversion), both
+// strategies, with several blocks along the channels and a partial one. The kernels that add the
+// rows run only without atomic sums.
+TEST(Emulation, AtomicSumsMatchReference) {
+  for (const char *model : {"selective_ssm", "linear_attention"})
+    for (bool bf16 : {false, true})
+      for (bool atomic : {true, false}) {
+        std::string source = readModel(model);
+        auto compiled = compileReference(bf16 ? bf16Variant(source) : source, std::string(model) + ".scan");
+        ASSERT_TRUE(compiled);
+        gpu::EmulatorOptions options;
+        options.cacheDir = SCANFORGE_EMULATION_CACHE;
+        EmulatedBackend device(options);  // traffic recorded: which kernels ran
+        ErrorSummary summary;
+        ReferenceRuns runs;
+        std::string channel = std::string(model) == "selective_ssm" ? "d" : "e";
+        std::string lane = std::string(model) == "selective_ssm" ? "n" : "k";
+        runs.shapes = {{2, 19, {{channel, 130}, {lane, 8}}}};
+        runs.initialStates = {true};
+        runs.plans = {{cuda::Strategy::Sequential, 4, 2}, {cuda::Strategy::Chunked, 5, 2}, {cuda::Strategy::Chunked, 5, 1}};
+        runs.atomicSums = atomic;
+        checkAgainstReference(*compiled->module, device, summary, runs);
+        std::cout << "[ emulation ] " << model << (bf16 ? " bf16" : " f32") << (atomic ? " with" : " without")
+                  << " atomic sums: " << summary.describe() << "\n";
+        std::set<std::string> rowSums, ran;
+        cuda::KernelPackage package = packageOf(*compiled->module);
+        for (const cuda::RecurrenceDesc &rec : package.recurrences())
+          for (const cuda::LaunchDesc &l : rec.sequential)
+            for (const cuda::BufferDesc &b : rec.buffers)
+              if (b.role == cuda::BufferRole::Output && l.params.front().value == cuda::warpPartialsOf(b.name)) rowSums.insert(l.kernel);
+        for (const gpu::KernelTraffic &k : device.traffic()) ran.insert(k.kernel);
+        EXPECT_FALSE(rowSums.empty()) << model;
+        for (const std::string &kernel : rowSums) EXPECT_EQ(ran.count(kernel), atomic ? 0u : 1u) << kernel;
+      }
+}
+
 // The selective SSM at shapes with several blocks per dimension and a partial one, from initial
 // states; n = 8, so that lane counts up to 8 divide it. No plans yet.
 ReferenceRuns selectiveSsmRuns() {
@@ -246,14 +284,15 @@ TEST(Emulation, AddressesBeyondTwoToThe31Elements) {
   }
 }
 
-// Parameter gradients do not depend on the order blocks and warps run in: each (batch element,
-// chunk) writes its partial sums, and a second kernel adds them in a fixed order. Five emulator
+// Gradients do not depend on the order blocks and warps run in: each (batch element, chunk) writes
+// its parameter gradients' partial sums, each warp its sums of a per-step output over channels
+// (the selective SSM's B.grad and C.grad), and a second kernel adds them in a fixed order. Five emulator
 // seeds (five interleavings of resident blocks and warps) give the same bits, sequential and
 // chunked (with lanes too where a register dimension is dealt to them), at 300 channels (several
 // blocks along x), B = 3, T = 17, register dimensions of 4; per-channel parameters
 // (selective SSM, LRU, GLU RNN, the kitchen recurrence's w[d, n]) and a gradient summed over a
 // channel dimension the parameter lacks (outer's p[e], summed over d).
-TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
+TEST(Emulation, GradientsAreIdenticalAcrossSchedules) {
   std::vector<ModelVariant> programs;
   for (const char *model : {"selective_ssm", "lru", "glu_rnn"}) programs.push_back({model, readModel(model)});
   for (const ModelVariant &edge : edgeRecurrences())
@@ -272,7 +311,7 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
     for (const std::string &d : rec.registerDims) shape.dims[d] = 4;
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
     cuda::Golden golden = cuda::readGolden(package::makeGolden(fwd, scan::backwardOf(fwd), analyses, shape, 5, true), rec.name);
-    int accums = 0;
+    int accums = 0, warpSums = 0;
     std::vector<cuda::PlanChoice> choices = {{cuda::Strategy::Sequential, 4}, {cuda::Strategy::Chunked, 5}};
     if (!rec.laneDim.empty())  // the lanes' partial sums, and a gradient without the lane dimension (D.grad)
       choices.push_back({cuda::Strategy::Chunked, 5, 2});
@@ -285,10 +324,19 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
         cuda::GoldenReport report = cuda::runGolden(runner, golden, choice.planFor(runner, shape));
         for (const cuda::TensorCheck &c : report.checks) {
           EXPECT_LE(c.error, c.tolerance) << c.stage << " " << c.name;
-          if (c.stage != "backward" || bwd.buffer(c.name)->role != cuda::BufferRole::Accum) continue;
+          if (c.stage != "backward") continue;  // every gradient: parameters' and inputs'
+          // Except a sum over channels into an output that keeps other channel dimensions (outer's
+          // x.grad[e], summed over d): added atomically into a zeroed buffer, with no warp rows.
+          const std::vector<std::string> &zeroed = bwd.zeroInit;
+          const cuda::BufferDesc &desc = *bwd.buffer(c.name);
+          bool rows = bwd.buffer(cuda::warpPartialsOf(c.name)) != nullptr;
+          if (desc.role == cuda::BufferRole::Output && !rows &&
+              (std::count(zeroed.begin(), zeroed.end(), c.name) || std::count(zeroed.begin(), zeroed.end(), cuda::f32SumOf(c.name))))
+            continue;
+          if (desc.role == cuda::BufferRole::Accum) ++accums;
+          if (desc.role == cuda::BufferRole::Output && rows) ++warpSums;
           if (seed == 1) {
             first[c.name] = c.got;
-            ++accums;
             continue;
           }
           const std::vector<double> &want = first.at(c.name);
@@ -301,6 +349,9 @@ TEST(Emulation, ParameterGradientsAreIdenticalAcrossSchedules) {
       }
     }
     EXPECT_GT(accums, 0) << program.name << " has no parameter gradient";
+    if (program.name == "selective_ssm") {
+      EXPECT_GT(warpSums, 0) << "B.grad and C.grad sum over d";
+    }
   }
 }
 

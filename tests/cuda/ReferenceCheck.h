@@ -47,6 +47,7 @@ struct ReferenceRuns {
   std::vector<cuda::PlanChoice> plans = cuda::goldenPlans();
   std::vector<bool> initialStates = {true, false};
   cuda::Passes passes = cuda::Passes::ForwardAndBackward;
+  bool atomicSums = false;  // RecurrenceRunner::allowAtomicSums
 };
 
 inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &device, ErrorSummary &summary,
@@ -58,6 +59,7 @@ inline void checkAgainstReference(mlir::ModuleOp module, cuda::DeviceBackend &de
   for (const cuda::RecurrenceDesc &rec : package.recurrences()) {
     if (!rec.adjointOf.empty()) continue;
     cuda::RecurrenceRunner runner(package, rec.name, device);
+    runner.allowAtomicSums(runs.atomicSums);
     auto fwd = symbols.lookup<scan::RecurrenceOp>(rec.name);
     scan::RecurrenceOp bwd = scan::backwardOf(fwd);
     for (const cuda::Shape &shape : runs.shapes ? *runs.shapes : oddShapes(rec, runs.registerSize))

@@ -131,12 +131,20 @@ struct Direction {
 Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &rec, const cuda::Plan &plan,
                            const cuda::Shape &full, const Reduced &reduced, const std::vector<gpu::KernelTraffic> &traffic,
                            const gpu::BinaryTools &tools, const cuda::RecurrenceRunner &runner, bool backward) {
-  const std::vector<cuda::LaunchDesc> &launches = plan.strategy == cuda::Strategy::Sequential ? rec.sequential : rec.chunked;
   cuda::Variables vars = runner.variables(full, plan);
+  // The plan's launches: those with an empty grid do not run (RecurrenceRunner).
+  std::vector<std::pair<cuda::LaunchDesc, cuda::LaunchConfig>> launches;
+  for (const cuda::LaunchDesc &l : plan.strategy == cuda::Strategy::Sequential ? rec.sequential : rec.chunked) {
+    cuda::LaunchConfig config;
+    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(cuda::evaluate(l.grid[i], vars));
+    config.block = static_cast<unsigned>(l.block);
+    config.sharedBytes = static_cast<size_t>(cuda::evaluate(l.sharedBytes, vars));
+    if (config.grid[0] && config.grid[1] && config.grid[2]) launches.emplace_back(l, config);
+  }
   std::vector<std::string> defines, names;
   for (auto &[macro, formula] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(cuda::evaluate(formula, vars)));
   std::map<std::string, int> launchesOf;
-  for (const cuda::LaunchDesc &l : launches)
+  for (const auto &[l, config] : launches)
     if (launchesOf[l.kernel]++ == 0) names.push_back(l.kernel);
   std::map<std::string, gpu::KernelSass> sass;
   for (gpu::KernelSass &k : gpu::sassFacts(rec.source, rec.file, device.arch, defines, names, tools)) sass[k.kernel] = std::move(k);
@@ -147,11 +155,7 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
   for (const BufferDesc &b : rec.buffers)
     if (cuda::countsAsIdeal(b, backward) && !b.optional) d.idealBytes += static_cast<double>(runner.bytes(b, full, plan));
   std::vector<gpu::KernelPrediction> predictions;
-  for (const cuda::LaunchDesc &l : launches) {
-    cuda::LaunchConfig config;
-    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(cuda::evaluate(l.grid[i], vars));
-    config.block = static_cast<unsigned>(l.block);
-    config.sharedBytes = static_cast<size_t>(cuda::evaluate(l.sharedBytes, vars));
+  for (const auto &[l, config] : launches) {
     auto t = byKernel.find(l.kernel);
     if (t == byKernel.end())
       throw cuda::CudaError(l.kernel + ": the emulated run at " + reduced.shape.describe() + " recorded no traffic");

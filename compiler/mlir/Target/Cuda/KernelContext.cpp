@@ -96,7 +96,7 @@ KernelContext::KernelContext(KernelKind kind, const RecurrenceInfo &info, const 
     floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
   }
   for (Operation *op : fullOps)
-    if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && warpReduced(out)) warpCollectives = true;
+    if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && warpSummed(out.getName().str())) warpCollectives = true;
   if (exprs.laneDim() >= 0) warpCollectives = true;
   declareBuffers();
 }
@@ -146,9 +146,13 @@ void KernelContext::declareBuffers() {
   }
   for (const scan::Port &p : info.outputs) {
     addBuffer(p.name, BufferRole::Output, dtypeOf(p), dimShape(p, {"$B", "$T"}));
+    // Rows of the warps' sums (none with $ATOMIC = 1), or the buffer terms are added into atomically.
+    if (warpSummed(p.name))
+      addBuffer(warpPartialsOf(p.name), BufferRole::Workspace, "f32",
+                dimShape(p, {"(1-" + std::string(kAtomicSumsVariable) + ")*" + warpRows(), "$B", "$T"}));
     if (partialOutput(p.name)) {
       if (p.bf16) addBuffer(f32SumOf(p.name), BufferRole::Workspace, "f32", dimShape(p, {"$B", "$T"}));
-      zeroInit.push_back(p.bf16 ? f32SumOf(p.name) : p.name);
+      zeroInit.push_back(atomicBuffer(p));
     }
   }
   for (const scan::Port &p : info.accums) {
@@ -170,6 +174,7 @@ void KernelContext::declareBuffers() {
   zeroInit.push_back(chainBuffer());
 }
 
+std::string KernelContext::warpRows() const { return "cdiv(" + threads + ", 32)"; }
 std::string KernelContext::channelBlocks() const { return "cdiv(" + threads + ", " + std::to_string(block) + ")"; }
 // A ticket counter, then one flag per tile (channel block, batch element, chunk).
 std::string KernelContext::chainLength() const { return "1+" + channelBlocks() + "*$B*$NC"; }
@@ -241,11 +246,17 @@ bool KernelContext::partialOutput(const std::string &name) const {
   return false;
 }
 
-// A per-thread term of an output without channel dimensions: every lane of a warp adds to the same
-// element, so the warp sums first (sf_atomic_add_lanes_all<1, 1>).
-bool KernelContext::warpReduced(scan::OutputOp out) const {
-  const scan::Port &p = port(info.outputs, out.getName());
-  return layout.partialOver(out.getValue()) && !(p.mask & exprs.channelDims());
+bool KernelContext::warpSummed(const std::string &name) const {
+  return partialOutput(name) && !(port(info.outputs, name).mask & exprs.channelDims());
+}
+
+std::string KernelContext::outputBuffer(const scan::Port &output) const {
+  if (warpSummed(output.name)) return warpPartialsOf(output.name);
+  return partialOutput(output.name) ? atomicBuffer(output) : output.name;
+}
+
+std::string KernelContext::atomicBuffer(const scan::Port &output) const {
+  return output.bf16 ? f32SumOf(output.name) : output.name;
 }
 
 size_t KernelContext::accumIndex(llvm::StringRef name) const {

@@ -55,6 +55,7 @@ struct KernelContext {
   bool warpCollectives = false;
 
   std::string channelBlocks() const;      // blocks per batch element, as a formula
+  std::string warpRows() const;           // warps per batch element, as a formula
 
   // ---- buffers ----
   std::vector<BufferDesc> buffers;       // in declaration order
@@ -85,6 +86,16 @@ struct KernelContext {
   const scan::Port &port(const std::vector<scan::Port> &list, llvm::StringRef name) const;
   const scan::Port &param(scan::ParamOp p) const;  // of this recurrence or of its forward
   bool partialOutput(const std::string &name) const;
+  // A partial output without channel dimensions: every lane of a warp adds to the same elements,
+  // so each warp sums its threads' terms and stores them in its row of warpPartialsOf(name), or
+  // with SF_ATOMIC_SUMS adds them atomically (to atomicBuffer).
+  bool warpSummed(const std::string &name) const;
+  // The buffer the step kernels write an output to: its warps' partial sums, the buffer a partial
+  // output is added into atomically, or the output itself.
+  std::string outputBuffer(const scan::Port &output) const;
+  // Where a partial output's terms are added atomically: the output, or for bf16 an f32 workspace
+  // (converted afterwards). Zeroed before the launches.
+  std::string atomicBuffer(const scan::Port &output) const;
   size_t accumIndex(llvm::StringRef name) const;
   std::vector<scan::AccumOp> accumOps() const;
   std::string rowOffset(const scan::Port &p, const std::string &t) const;  // [B, T, dims] at (b, t)
@@ -111,7 +122,6 @@ struct KernelContext {
   std::vector<std::string> dimShape(const scan::Port &p, std::vector<std::string> lead) const;
   std::vector<std::string> chunkShape(const scan::Port &state) const;
   std::string chainLength() const;
-  bool warpReduced(scan::OutputOp out) const;
 
   std::map<std::string, size_t> bufferIndex_;
   std::map<std::string, std::string> cNames_;

@@ -125,6 +125,9 @@ class Printer {
     sizeParam(sig, "NC", "$NC");
     for (int d : k_.exprs.dimsOf(k_.exprs.channelDims())) sizeParam(sig, k_.exprs.sizeExpr(d), k_.exprs.name(d));
   }
+  bool warpRows() const {
+    return llvm::any_of(info_.outputs, [&](const scan::Port &p) { return k_.warpSummed(p.name); });
+  }
   // The buffers `ops` read: inputs, parameters, and what stands for the saved forward states.
   void readParams(Signature &sig, const OpList &ops) {
     for (Operation *op : ops) {
@@ -179,6 +182,12 @@ class Printer {
       w.line("if (sf_p >= sf_channels) return;");
       w.line("const int sf_q = sf_p;");
     }
+    if (tile || warpRows()) {
+      // A warp wholly past the last channel walks no steps of a tile and has no row of partial sums.
+      w.line(lanes() ? "const bool sf_warp_live = (sf_thread & ~31) / SF_LANES < sf_channels;"
+                     : "const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
+    }
+    if (warpRows()) w.line(std::string("const int sf_warp = ") + (lanes() ? "sf_thread" : "sf_p") + " / 32;  // its row of partial sums");
     if (channel.size() == 1) w.line("const int " + k_.exprs.indexExpr(channel[0]) + " = sf_q;");
     if (channel.size() > 1) {
       w.line("int sf_rest = sf_q;");
@@ -437,8 +446,10 @@ class Printer {
       // kernel's own ops read that state.
       for (const scan::SavedState *s : k_.recomputed) bufferParam(sig, checkpointsOf(s->state.name), false);
     }
-    for (const scan::Port &p : info_.outputs)
-      bufferParam(sig, k_.partialOutput(p.name) && p.bf16 ? f32SumOf(p.name) : p.name, true);
+    for (const scan::Port &p : info_.outputs) {
+      bufferParam(sig, k_.outputBuffer(p), true);
+      if (k_.warpSummed(p.name)) bufferParam(sig, k_.atomicBuffer(p), true);  // with SF_ATOMIC_SUMS
+    }
     for (const scan::Port &p : info_.accums)
       bufferParam(sig, chunked ? chunkPartialsOf(p.name) : sequencePartialsOf(p.name), true);
     for (const scan::Port &s : info_.states) {
@@ -556,9 +567,6 @@ class Printer {
     printKernelSetup(w, recompute, stashFloats);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
-    // A warp wholly past the last channel walks no steps; it only takes part in the barriers.
-    w.line(lanes() ? "const bool sf_warp_live = (sf_thread & ~31) / SF_LANES < sf_channels;"
-                   : "const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
 
     for (size_t s = 0; s < info_.states.size(); ++s) {
       declareState(w, stateVar("s", static_cast<int>(s)), info_.states[s], "0.0f");
@@ -711,7 +719,41 @@ class Printer {
     }
   }
 
-  // bf16 outputs that sum over threads are added up in f32 first, then converted.
+  // One kernel per output summed over channels by warps (KernelContext::warpSummed): each thread
+  // adds an element's rows ([rows, B, T, elements]) in row order, always the same order, so the
+  // bits do not depend on timing, and stores the sum (converted, for a bf16 output).
+  void printWarpSums(CodeWriter &w, RecurrenceDesc &r) {
+    for (const scan::Port &p : info_.outputs) {
+      if (!k_.warpSummed(p.name)) continue;
+      std::string name = k_.stem + "_sum_" + identifier(p.name);
+      Signature sig{{"const float *__restrict__ src", std::string(p.bf16 ? "sf_bf16" : "float") + " *__restrict__ dst",
+                     "long long count", "int rows"},
+                    {}};
+      openKernel(w, name, sig, kFinishBlock, 0);
+      w.line("const long long i = (long long)blockIdx.x * " + std::to_string(kFinishBlock) + " + threadIdx.x;");
+      w.line("if (i >= count) return;");
+      w.line("float sf_sum = 0.0f;");
+      w.line("#pragma unroll 8");
+      w.line("for (int sf_r = 0; sf_r < rows; ++sf_r) sf_sum += src[(long long)sf_r * count + i];");
+      w.line(std::string("dst[i] = ") + (p.bf16 ? "sf_bf16_bits(sf_sum)" : "sf_sum") + ";");
+      w.close();
+      std::string count = "$B*$T*" + k_.exprs.formulaExtent(p.layout);
+      LaunchDesc launch{name,
+                        {{ParamDesc::Kind::Buffer, warpPartialsOf(p.name)},
+                         {ParamDesc::Kind::Buffer, p.name},
+                         {ParamDesc::Kind::Int64, count},
+                         {ParamDesc::Kind::Int32, k_.warpRows()}},
+                        {"(1-" + std::string(kAtomicSumsVariable) + ")*cdiv(" + count + ", " + std::to_string(kFinishBlock) + ")",
+                         "1", "1"},
+                        kFinishBlock,
+                        "0"};
+      r.sequential.push_back(launch);
+      r.chunked.push_back(launch);
+    }
+  }
+
+  // bf16 outputs that sum over threads atomically are added up in f32 first, then converted (those
+  // summed by warps only with $ATOMIC = 1).
   void printFinish(CodeWriter &w, RecurrenceDesc &r) {
     std::vector<const scan::Port *> outputs;
     for (const scan::Port &p : info_.outputs)
@@ -725,11 +767,12 @@ class Printer {
     w.close();
     for (const scan::Port *p : outputs) {
       std::string count = "$B*$T*" + k_.exprs.formulaExtent(p->layout);
+      std::string grid = "cdiv(" + count + ", " + std::to_string(kFinishBlock) + ")";
       LaunchDesc launch{name,
                     {{ParamDesc::Kind::Buffer, f32SumOf(p->name)},
                      {ParamDesc::Kind::Buffer, p->name},
                      {ParamDesc::Kind::Int64, count}},
-                    {"cdiv(" + count + ", " + std::to_string(kFinishBlock) + ")", "1", "1"},
+                    {k_.warpSummed(p->name) ? std::string(kAtomicSumsVariable) + "*" + grid : grid, "1", "1"},
                     kFinishBlock,
                     "0"};
       r.sequential.push_back(launch);
@@ -770,11 +813,14 @@ mlir::FailureOr<RecurrenceDesc> printKernels(scan::RecurrenceOp rec, scan::Recur
   // one figure per recurrence).
   RecurrenceDesc r = seq.describe();
   if (seq.stashes() || chunk.stashes()) r.defines[kStashDefine] = kStashVariable;
+  if (llvm::any_of(info->outputs, [&](const scan::Port &p) { return sequential.warpSummed(p.name); }))
+    r.defines[kAtomicSumsDefine] = kAtomicSumsVariable;
   CodeWriter w;
   seq.printHeader(w, r);
   r.sequential.push_back(seq.printSequentialKernel(w));
   r.chunked.push_back(chunk.printChunkKernel(w));
   chunk.printPartialSums(w, r);
+  chunk.printWarpSums(w, r);
   chunk.printFinish(w, r);
   r.source = w.str();
   return r;

@@ -135,15 +135,20 @@ __device__ __forceinline__ float sf_minimum(float x, float y) {
 }
 __device__ __forceinline__ int sf_min(int a, int b) { return a < b ? a : b; }
 
-// Adds R values of every lane into elements that the whole warp adds to: lane l's v[r] to
-// first[r * step], `first` its own element of register 0, where the lanes l, l + LANES, ... (other
-// channels) hold the same elements (LANES = 1: every lane adds to the same elements, a warp
-// reduction in registers and one atomic per element instead of 32). A transpose-reduce: at each halving of the lanes that share an
+// Sums R values over the lanes of a warp that hold the same elements and writes each element's
+// sum once: lane l's v[r] belongs to first[r * step], `first` the lane's element of register 0,
+// where the lanes l, l + LANES, ... (other channels) hold the same elements (LANES = 1: every lane
+// holds the same elements). A transpose-reduce: at each halving of the lanes that share an
 // element, a lane keeps half of its values and adds its partner's copy of that half, so the warp
-// needs about R + log2(32 / (LANES R)) shuffles instead of R log2(32 / LANES), and one atomic
-// instruction adds every element, each by one lane.
-template <int R, int LANES>
-__device__ __forceinline__ void sf_atomic_add_lanes_all(float *first, long long step, const float (&v)[R]) {
+// needs about R + log2(32 / (LANES R)) shuffles instead of R log2(32 / LANES), and one store
+// instruction writes every element, each by one lane. The order of the additions is fixed, so
+// the sums' bits do not depend on timing; ATOMIC adds them to `first`'s elements instead (other
+// warps add theirs too, in any order). `store`: whether the warp writes (a warp past the last
+// channel has no row); every lane must call, whatever it holds. The stores bypass L1 (__stcg):
+// another kernel reads the rows. (With plain stores ptxas predicated the selective SSM's chunked
+// backward differently, 96 -> 105 registers, 5 -> 4 blocks per SM.)
+template <int R, int LANES, bool ATOMIC>
+__device__ __forceinline__ void sf_warp_sum_lanes(float *first, long long step, const float (&v)[R], bool store) {
   float w[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) w[r] = v[r];
@@ -167,9 +172,14 @@ __device__ __forceinline__ void sf_atomic_add_lanes_all(float *first, long long 
       copies |= (unsigned)offset;
     }
   }
-  if ((threadIdx.x & copies) == 0u) {
+  if (store && (threadIdx.x & copies) == 0u) {
 #pragma unroll
-    for (int i = 0; i < count; ++i) atomicAdd(first + (long long)(base + i) * step, w[i]);
+    for (int i = 0; i < count; ++i) {
+      if (ATOMIC)
+        atomicAdd(first + (long long)(base + i) * step, w[i]);
+      else
+        __stcg(first + (long long)(base + i) * step, w[i]);
+    }
   }
 }
 // ---- end of prelude ----

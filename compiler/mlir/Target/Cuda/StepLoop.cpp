@@ -104,7 +104,7 @@ class StepPrinter {
         for (Operation *op : loop_.ops)
           if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && rowCarried(out)) {
             const scan::Port &p = k_.port(k_.info.outputs, out.getName());
-            std::string buf = outputBuffer(out, p);
+            std::string buf = k_.cName(k_.outputBuffer(p));
             if (!carriedRows_.emplace(buf, &p).second) continue;
             w_.line(std::string(p.bf16 ? "sf_bf16" : "float") + " *" + outputRow(buf) + " = " + buf + " + " +
                     k_.rowThreadOffset(p, loop_.descending ? "sf_hi - 1" : "sf_lo") + ";");
@@ -297,53 +297,66 @@ class StepPrinter {
       vp_.assign(w_, up.getResult(), [&] { return k_.stateElement(var, state); });
   }
 
-  // A per-thread term of a sum over threads is added atomically (warp-reduced first when every lane
-  // adds to the same element); a complete value is stored by one thread.
+  // A per-thread term of a sum over threads: the warp's sum stored in its row of partial sums where
+  // every lane adds to the same elements (KernelContext::warpSummed), else added atomically; a
+  // complete value is stored by one thread.
   void printOutput(scan::OutputOp out) {
     const scan::Port &p = k_.port(k_.info.outputs, out.getName());
     Value v = out.getValue();
     DimMask partial = k_.layout.partialOver(v);
     // The element's address as a base and an index: the buffer and the row offset at t, or in a
     // whole batch the output's row pointer and the step's and register's distance from it.
-    std::string buf = outputBuffer(out, p), base = buf, index = k_.rowOffset(p, "t");
+    std::string buf = k_.cName(k_.outputBuffer(p)), base = buf, index = k_.rowOffset(p, "t");
     if (carriedRows_.count(buf)) {
       base = outputRow(buf);
       index = fromRow(p);
     }
     std::string guard = k_.guardFor(p.mask, partial, collectives_), address = base + " + " + index;
-    if (partial && k_.exprs.laneMask() && !(p.mask & k_.exprs.channelDims()) &&
-        (p.mask & k_.exprs.registerDims()) == k_.exprs.laneMask()) {
-      // Lanes hold different elements of one register dimension: the warp adds all its registers
-      // in one transpose-reduce (sf_atomic_add_lanes_all), from the lane's element of register 0
-      // and the distance between registers (the register offset at r = 1).
-      std::string r = k_.exprs.regIndexExpr(k_.exprs.laneDim());
-      w_.open("");
-      w_.line("float sf_terms[" + k_.exprs.regSizeExpr(k_.exprs.laneDim()) + "];");
-      vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) { in.line("sf_terms[" + r + "] = " + guarded(guard, vp_.element(v)) + ";"); });
-      w_.line("const int " + r + " = 1;");
-      w_.line("sf_atomic_add_lanes_all<" + k_.exprs.regSizeExpr(k_.exprs.laneDim()) + ", SF_LANES>(" + buf + " + " +
-              k_.rowThreadOffset(p, "t") + ", " + k_.rowRegisterOffset(p) + ", sf_terms);");
-      w_.close();
+    if (k_.warpSummed(p.name)) {
+      // The warp's row (sf_warp) at t, or with SF_ATOMIC_SUMS the element the warps add to, from
+      // the lane's element of register 0; the distance between registers (the register offset at
+      // r = 1). The row's offset is computed apart from (b, t)'s, which the loads of [B, T] inputs
+      // share: folded into one product, it took the selective SSM's chunked backward from 96 to
+      // 102 registers (5 -> 4 blocks per SM).
+      std::string offset = k_.rowThreadOffset(p, "t");
+      std::string row = buf + " + " + offset + " + (long long)sf_warp * B * T * " + k_.exprs.extent(p.layout);
+      std::string atomic = k_.cName(k_.atomicBuffer(p)) + " + " + offset;
+      auto sum = [&](CodeWriter &in, const std::string &lanes, const std::string &registerStep, const std::string &terms) {
+        in.line("#if " + std::string(kAtomicSumsDefine));
+        in.line("sf_warp_sum_lanes<" + lanes + ", true>(" + atomic + registerStep + ", " + terms + ", true);");
+        in.line("#else");
+        in.line("sf_warp_sum_lanes<" + lanes + ", false>(" + row + registerStep + ", " + terms + ", sf_warp_live);");
+        in.line("#endif");
+      };
+      if (k_.exprs.laneMask() && (p.mask & k_.exprs.registerDims()) == k_.exprs.laneMask()) {
+        // Lanes hold different elements of one register dimension: the warp sums all its
+        // registers in one transpose-reduce.
+        std::string r = k_.exprs.regIndexExpr(k_.exprs.laneDim());
+        w_.open("");
+        w_.line("float sf_terms[" + k_.exprs.regSizeExpr(k_.exprs.laneDim()) + "];");
+        vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) { in.line("sf_terms[" + r + "] = " + guarded(guard, vp_.element(v)) + ";"); });
+        w_.line("const int " + r + " = 1;");
+        sum(w_, k_.exprs.regSizeExpr(k_.exprs.laneDim()) + ", SF_LANES", ", " + k_.rowRegisterOffset(p), "sf_terms");
+        w_.close();
+        return;
+      }
+      // The same reduction a register at a time: across the channels' lanes where lanes hold
+      // different elements (beside other register dimensions), else across the whole warp.
+      vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
+        sum(in, "1, " + std::string(p.mask & k_.exprs.laneMask() ? "SF_LANES" : "1"), " + " + k_.rowRegisterOffset(p) + ", 0",
+            "{" + guarded(guard, vp_.element(v)) + "}");
+      });
       return;
     }
     vp_.forEachRegister(w_, p.mask, [&](CodeWriter &in) {
       std::string value = vp_.element(v);
       if (!partial)
         in.line(ifGuard(guard) + "sf_st(" + base + ", " + index + ", " + value + ");");
-      else if (!(p.mask & k_.exprs.channelDims()))
-        // The same reduction a register at a time: across the channels' lanes where lanes hold
-        // different elements (beside other register dimensions), else across the whole warp.
-        in.line("sf_atomic_add_lanes_all<1, " + std::string(p.mask & k_.exprs.laneMask() ? "SF_LANES" : "1") + ">(" +
-                address + ", 0, {" + guarded(guard, value) + "});");
       else
         in.line(ifGuard(guard) + "atomicAdd(" + address + ", " + value + ");");
     });
   }
 
-  // The buffer an output is written to: a bf16 output summed over threads goes through its f32 workspace.
-  std::string outputBuffer(scan::OutputOp out, const scan::Port &p) const {
-    return k_.cName(k_.layout.partialOver(out.getValue()) && p.bf16 ? f32SumOf(p.name) : p.name);
-  }
   static std::string outputRow(const std::string &buffer) { return "sf_row_" + buffer; }
   // Stored outputs only, and not in a kernel that recomputes register arrays of state: there the
   // registers decide the blocks per SM, and carried pointers took more of them than they saved
