@@ -3,6 +3,7 @@
 #include "python/csrc/Packed.h"
 #include "python/csrc/Registry.h"
 
+#include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
 #include <map>
@@ -35,6 +36,11 @@ Runner &runnerFor(const Call &call, cuda::DeviceBackend &backend) {
   if (!slot) slot = std::make_unique<Runner>(package, call.signature().name, backend);
   return *slot;
 }
+
+// PyTorch's convention for per-step sums over channels (the selective SSM's B.grad): added
+// atomically, fast, unless torch.use_deterministic_algorithms(True) asks for the same bits on every
+// run (RecurrenceRunner::allowAtomicSums). Called with the runner's lock held.
+void followTorchDeterminism(Runner &r) { r.runner.allowAtomicSums(!at::globalContext().deterministicAlgorithms()); }
 
 at::ScalarType typeOf(const cuda::BufferDesc &b) { return b.dtype == "bf16" ? at::kBFloat16 : at::kFloat; }
 
@@ -136,6 +142,7 @@ std::vector<at::Tensor> deviceForward(const Call &call, const Device &device, at
     checkParameters(*call.rec, params);
     Runner &r = runnerFor(call, device.backend);
     std::lock_guard<std::mutex> lock(r.mutex);
+    followTorchDeterminism(r);
     // No backward reads this forward's checkpoints (the backward runs the forward again): a plan for
     // the forward's kernels alone, and no checkpoints.
     const cuda::Passes alone = cuda::Passes::Forward;
@@ -159,6 +166,7 @@ std::vector<at::Tensor> deviceBackward(const Call &call, const Device &device, a
     const Signature &sig = call.signature();
     Runner &r = runnerFor(call, device.backend);
     std::lock_guard<std::mutex> lock(r.mutex);
+    followTorchDeterminism(r);
     const cuda::RecurrenceDesc *bwd = r.runner.backwardDesc();
     if (!bwd) C10_THROW_ERROR(ValueError, "scanforge " + sig.name + ": the kernel package has no backward for it");
     Buffers buffers{call, r.runner, device.memory, r.runner.plan(call.shape), {}};

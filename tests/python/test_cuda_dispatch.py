@@ -3,7 +3,7 @@ workspaces, forward and the recomputing backward) on CPU tensors through the con
 emulator, behind the test-only switch (tests/python/emulation): the generated kernels against the
 float64 reference interpreter, and a kernel package served by load_package. Bounds as the CUDA
 tests' (tests/cuda/ReferenceCheck.h): 1e-5 for float32, 1e-2 for bfloat16; parameter gradients,
-summed over B and T with atomics in any order, 1e-4 in float32."""
+summed over B and T, 1e-4 in float32."""
 import os
 
 import pytest
@@ -59,6 +59,42 @@ def test_packed_sequences_one_launch_sequence_each(emulated, any_model):
     """Packed calls on the CUDA dispatch (one launch sequence per sequence, lengths 0 and 1 among
     them) against the float64 reference's packed call."""
     check_packed_float32_against_float64(any_model)
+
+
+def test_deterministic_algorithms_give_the_same_gradient_bits(emulated):
+    """torch.use_deterministic_algorithms(True): the selective SSM's B.grad and C.grad (sums over d,
+    from one row per warp added in a fixed order) have the same bits on every call, while the
+    emulator interleaves the warps in a new order at every launch; off (PyTorch's default), they are
+    added atomically and still match float64."""
+    rec = scanforge.load(model("selective_ssm"))
+    gen = torch.Generator().manual_seed(5)
+    batch, steps, d, n = 2, 9, 70, 4  # three warps of channels, the last one partial
+
+    def rand(*shape, low=-1.0):
+        return torch.rand(*shape, generator=gen, dtype=torch.float64) * (1 - low) + low
+
+    tensors = {"x": rand(batch, steps, d), "dt": rand(batch, steps, d), "B": rand(batch, steps, n),
+               "C": rand(batch, steps, n), "A": rand(d, n, low=-1.0) * 0.5 - 0.5, "D": rand(d)}
+
+    def grads(dtype):
+        leaves = {k: t.detach().to(dtype).clone().requires_grad_() for k, t in tensors.items()}
+        y = rec(**leaves)
+        (y.double() * torch.linspace(-1, 1, y.numel(), dtype=torch.float64).view_as(y)).sum().backward()
+        return {k: t.grad for k, t in leaves.items()}
+
+    want = grads(torch.float64)
+    was = torch.are_deterministic_algorithms_enabled()
+    try:
+        torch.use_deterministic_algorithms(True)
+        runs = [grads(torch.float32) for _ in range(3)]
+    finally:
+        torch.use_deterministic_algorithms(was)
+    atomic = grads(torch.float32)
+    for name in ("B", "C"):
+        for other in runs[1:]:
+            assert torch.equal(other[name], runs[0][name]), name
+        assert rel_error(runs[0][name], want[name]) <= 1e-5, name
+        assert rel_error(atomic[name], want[name]) <= 1e-5, name
 
 
 def test_step_on_the_cuda_dispatch(emulated):
