@@ -15,8 +15,9 @@
 #      the stash's gain is predicted, this measures it;
 #   3c. times minGRU and minLSTM (f32, and bf16 where there is that package) under forced plans:
 #      the chunk lengths and the stash the planner weighs, each plan at every case that can take it
-#      (the planner's choices rest on the model; these are what it chose between); and the
-#      selective SSM under forced lane counts;
+#      (the planner's choices rest on the model; these are what it chose between); the
+#      selective SSM under forced lane counts; and the selective SSM and linear attention with
+#      atomic sums over channels (scan-gpu-bench --atomic-sums) beside the default rows;
 #   4. writes REPORT.{md,json} (default gpu-report): the machine, the commit, each test, the
 #      copy bandwidth, every kernel's time and fraction of copy, the prediction beside it, the peers.
 # usage: tools/gpu-validate.sh [--no-peers] [--no-sweep] PACKAGE_DIR [REPORT] [-- EXTRA_CMAKE_ARGS...]
@@ -167,6 +168,18 @@ if [ "$with_sweep" -eq 1 ]; then
       [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || sweep_ok=0
     done
   fi
+  # Per-step sums over channels added atomically (--atomic-sums) beside the default rows in a fixed
+  # order (step 3): the price of reproducible bits is predicted, this measures it.
+  for rec in selective_ssm linear_attention; do
+    grep -q "\"$rec\"" "$package/manifest.json" 2>/dev/null || continue
+    n=$((n + 1))
+    echo "gpu-validate: scan-gpu-bench $package ($rec) --atomic-sums" >&2
+    "$build/bin/scan-gpu-bench" "$package" --recurrence "$rec" --atomic-sums \
+      --repeats 10 --json "$logs/bench-sweep-${n}.json" >"$logs/bench-sweep-${n}.md" 2>"$logs/bench-sweep-${n}.err"
+    rc=$?
+    printf '%s\t%s\t%s\n' "$n" "f32 $rec planner's plan, atomic sums" "$rc" >>"$logs/sweep.tsv"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || sweep_ok=0
+  done
 fi
 
 # 4. The report.
