@@ -102,8 +102,9 @@ const cuda::Nvrtc *nvrtcOrNull(std::string &why) {
 class Ptxas : public ::testing::TestWithParam<ModelVariant> {};
 
 // Register dimensions of 16, held whole by each thread (1 lane) and, for a lane dimension, also
-// dealt to 16 lanes; the kernels with and without their stash. sm_80 only where a thread holds the
-// most (see the top of this file): each NVRTC compile and ptxas run of the selective SSM takes seconds.
+// dealt to 16 lanes; the kernels with and without their stash; per-step sums over channels in rows
+// (the default), and added atomically where a thread holds the most. sm_80 only there too (see the
+// top of this file): each NVRTC compile and ptxas run of the selective SSM takes seconds.
 TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   std::string why;
   const cuda::Nvrtc *nvrtc = nvrtcOrNull(why);
@@ -113,11 +114,16 @@ TEST_P(Ptxas, EveryKernelAssemblesWithoutSpills) {
   for (const cuda::RecurrenceDesc &rec : kernelsOf(*compiled->module))
     for (int64_t lanes : rec.laneDim.empty() ? std::vector<int64_t>{1} : std::vector<int64_t>{1, kRegisterSize})
       for (int64_t stash : rec.defines.count(cuda::kStashDefine) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
-        std::map<std::string, int64_t> values;
-        for (auto &[macro, formula] : rec.defines)
-          values[macro] = formula == cuda::kLanesVariable ? lanes : formula == cuda::kStashVariable ? stash : kRegisterSize;
         bool heaviest = lanes == 1 && (stash == 1 || !rec.defines.count(cuda::kStashDefine));
-        expectNoSpills(*nvrtc, rec, values, heaviest ? std::vector<std::string>{"sm_80", "sm_90"} : std::vector<std::string>{"sm_90"});
+        for (int64_t atomic : heaviest && rec.defines.count(cuda::kAtomicSumsDefine) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
+          std::map<std::string, int64_t> values;
+          for (auto &[macro, formula] : rec.defines)
+            values[macro] = formula == cuda::kLanesVariable        ? lanes
+                            : formula == cuda::kStashVariable      ? stash
+                            : formula == cuda::kAtomicSumsVariable ? atomic
+                                                                   : kRegisterSize;
+          expectNoSpills(*nvrtc, rec, values, heaviest ? std::vector<std::string>{"sm_80", "sm_90"} : std::vector<std::string>{"sm_90"});
+        }
       }
 }
 

@@ -55,6 +55,10 @@ int printPtx(const std::vector<cuda::RecurrenceDesc> &recurrences, const std::st
           defines.push_back("-D" + macro + "=1");
           continue;
         }
+        if (dim == cuda::kAtomicSumsVariable) {  // the runtime's default: sums over channels in rows
+          defines.push_back("-D" + macro + "=0");
+          continue;
+        }
         bool given = dims.count(dim);
         int64_t size = given ? dims[dim] : kDefaultRegisterSize;
         defines.push_back("-D" + macro + "=" + std::to_string(size));

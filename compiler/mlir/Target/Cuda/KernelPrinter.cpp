@@ -96,6 +96,14 @@ class Printer {
       w.line("#error \"compile with -DSF_STASH=<1 or 0>\"");
       w.line("#endif");
     }
+    if (r.defines.count(kAtomicSumsDefine)) {
+      w.line("// Per-step sums over channels: compile with -DSF_ATOMIC_SUMS=0 to store each warp's sums in");
+      w.line("// its row (added in a fixed order by the _sum_ kernels: the same bits on every run), 1 to add");
+      w.line("// them atomically.");
+      w.line("#ifndef SF_ATOMIC_SUMS");
+      w.line("#error \"compile with -DSF_ATOMIC_SUMS=<0 or 1>\"");
+      w.line("#endif");
+    }
     w.line("");
     std::istringstream prelude(cudaPrelude());
     for (std::string line; std::getline(prelude, line);) w.line(line);
@@ -125,7 +133,7 @@ class Printer {
     sizeParam(sig, "NC", "$NC");
     for (int d : k_.exprs.dimsOf(k_.exprs.channelDims())) sizeParam(sig, k_.exprs.sizeExpr(d), k_.exprs.name(d));
   }
-  bool warpRows() const {
+  bool hasWarpRows() const {
     return llvm::any_of(info_.outputs, [&](const scan::Port &p) { return k_.warpSummed(p.name); });
   }
   // The buffers `ops` read: inputs, parameters, and what stands for the saved forward states.
@@ -182,12 +190,13 @@ class Printer {
       w.line("if (sf_p >= sf_channels) return;");
       w.line("const int sf_q = sf_p;");
     }
-    if (tile || warpRows()) {
-      // A warp wholly past the last channel walks no steps of a tile and has no row of partial sums.
+    if (tile || hasWarpRows()) {
+      // A warp wholly past the last channel walks no steps of a tile (it only takes part in the
+      // barriers) and has no row of partial sums.
       w.line(lanes() ? "const bool sf_warp_live = (sf_thread & ~31) / SF_LANES < sf_channels;"
                      : "const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
     }
-    if (warpRows()) w.line(std::string("const int sf_warp = ") + (lanes() ? "sf_thread" : "sf_p") + " / 32;  // its row of partial sums");
+    if (hasWarpRows()) w.line(std::string("const int sf_warp = ") + (lanes() ? "sf_thread" : "sf_p") + " / 32;  // its row of partial sums");
     if (channel.size() == 1) w.line("const int " + k_.exprs.indexExpr(channel[0]) + " = sf_q;");
     if (channel.size() > 1) {
       w.line("int sf_rest = sf_q;");
