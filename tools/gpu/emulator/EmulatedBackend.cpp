@@ -45,19 +45,21 @@ EmulatedBackend::EmulatedBackend(EmulatorOptions options) : options_(std::move(o
 
 EmulatedBackend::~EmulatedBackend() = default;
 
+// Empty buffers (a workspace a plan does not use, such as warp rows with atomic sums) may be null:
+// nothing to move, and memset/memcpy must not see the null pointer.
 void EmulatedBackend::zero(cuda::DevicePtr ptr, size_t bytes, cuda::Stream) {
   memory_.checkRange(ptr, bytes, "zeroing");
-  std::memset(reinterpret_cast<void *>(ptr), 0, bytes);
+  if (bytes) std::memset(reinterpret_cast<void *>(ptr), 0, bytes);
 }
 
 void EmulatedBackend::upload(cuda::DevicePtr dst, const void *src, size_t bytes) {
   memory_.checkRange(dst, bytes, "an upload");
-  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  if (bytes) std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
 }
 
 void EmulatedBackend::download(void *dst, cuda::DevicePtr src, size_t bytes) {
   memory_.checkRange(src, bytes, "a download");
-  std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+  if (bytes) std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
 }
 
 std::unique_ptr<cuda::LoadedModule> EmulatedBackend::load(const cuda::ModuleSource &module) {
