@@ -40,6 +40,19 @@ void addStepBytes(const RecurrenceDesc &rec, const Variables &vars, double &read
 
 }  // namespace
 
+std::vector<PlannedLaunch> plannedLaunches(const RecurrenceDesc &rec, const Plan &plan, const Variables &vars) {
+  std::vector<PlannedLaunch> out;
+  for (const LaunchDesc &l : plan.strategy == Strategy::Sequential ? rec.sequential : rec.chunked) {
+    LaunchConfig config;
+    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(evaluate(l.grid[i], vars));
+    if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0) continue;
+    config.block = static_cast<unsigned>(l.block);
+    config.sharedBytes = static_cast<size_t>(evaluate(l.sharedBytes, vars));
+    out.push_back({&l, config});
+  }
+  return out;
+}
+
 std::string Shape::describe() const {
   std::string out = "B=" + std::to_string(batch) + " T=" + std::to_string(steps);
   for (auto &[name, size] : dims) out += " " + name + "=" + std::to_string(size);
@@ -313,13 +326,8 @@ void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, i
 
   LoadedModule &mod = module(rec, vars);
   static const bool syncEach = std::getenv("SCANFORGE_CUDA_SYNC") != nullptr;
-  for (const LaunchDesc &l : launches) {
-    LaunchConfig config;
-    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(evaluate(l.grid[i], vars));
-    // A launch this plan does not need has an empty grid (the sums of warps' rows with $ATOMIC = 1).
-    if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0) continue;
-    config.block = static_cast<unsigned>(l.block);
-    config.sharedBytes = static_cast<size_t>(evaluate(l.sharedBytes, vars));
+  for (const auto &[desc, config] : plannedLaunches(rec, plan, vars)) {
+    const LaunchDesc &l = *desc;
     std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() +
                        (shape.batch < batch ? ", batch elements from " + std::to_string(first) + " of " + std::to_string(batch)
                                             : std::string()) + "; " +

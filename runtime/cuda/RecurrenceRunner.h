@@ -29,6 +29,15 @@ struct Shape {
 
 using BufferMap = std::map<std::string, DevicePtr>;
 
+// A launch as a plan runs it: its configuration at a call's formula variables.
+struct PlannedLaunch {
+  const LaunchDesc *desc;
+  LaunchConfig config;
+};
+// The launches of `plan`'s strategy of `rec` at `vars`, in order. One whose grid is empty is left
+// out: the plan does not need it (the sums of warps' rows with $ATOMIC = 1).
+std::vector<PlannedLaunch> plannedLaunches(const RecurrenceDesc &rec, const Plan &plan, const Variables &vars);
+
 // The kernels a plan serves: a forward alone (inference, or a forward whose backward runs its own
 // forward again), or a forward and the backward that reads its checkpoints.
 enum class Passes { Forward, ForwardAndBackward };

@@ -106,13 +106,13 @@ inline cuda::KernelPackage packageOf(mlir::ModuleOp module) {
 using gpu::EmulatedBackend;
 
 // The concurrent emulator as the tests use it: races, bounds and deadlocks checked, with the
-// kernels' libraries cached under the build tree. Traffic is not recorded: these tests check
-// values (tests/gpu/emulator and tests/gpu/model check the traffic), and recording it took a
-// fifth of their time.
-inline std::unique_ptr<EmulatedBackend> emulatedBackend(uint64_t seed = 1) {
+// kernels' libraries cached under the build tree. Traffic is not recorded unless asked (which
+// kernels ran): these tests check values (tests/gpu/emulator and tests/gpu/model check the
+// traffic), and recording it took a fifth of their time.
+inline std::unique_ptr<EmulatedBackend> emulatedBackend(uint64_t seed = 1, bool recordTraffic = false) {
   gpu::EmulatorOptions options;
   options.seed = seed;
-  options.recordTraffic = false;
+  options.recordTraffic = recordTraffic;
   options.cacheDir = SCANFORGE_EMULATION_CACHE;
   return std::make_unique<EmulatedBackend>(options);
 }

@@ -89,9 +89,7 @@ TEST(Emulation, AtomicSumsMatchReference) {
         std::string source = readModel(model);
         auto compiled = compileReference(bf16 ? bf16Variant(source) : source, std::string(model) + ".scan");
         ASSERT_TRUE(compiled);
-        gpu::EmulatorOptions options;
-        options.cacheDir = SCANFORGE_EMULATION_CACHE;
-        EmulatedBackend device(options);  // traffic recorded: which kernels ran
+        std::unique_ptr<EmulatedBackend> device = emulatedBackend(1, /*recordTraffic=*/true);  // which kernels ran
         ErrorSummary summary;
         ReferenceRuns runs;
         std::string channel = std::string(model) == "selective_ssm" ? "d" : "e";
@@ -100,7 +98,7 @@ TEST(Emulation, AtomicSumsMatchReference) {
         runs.initialStates = {true};
         runs.plans = {{cuda::Strategy::Sequential, 4, 2}, {cuda::Strategy::Chunked, 5, 2}, {cuda::Strategy::Chunked, 5, 1}};
         runs.atomicSums = atomic;
-        checkAgainstReference(*compiled->module, device, summary, runs);
+        checkAgainstReference(*compiled->module, *device, summary, runs);
         std::cout << "[ emulation ] " << model << (bf16 ? " bf16" : " f32") << (atomic ? " with" : " without")
                   << " atomic sums: " << summary.describe() << "\n";
         std::set<std::string> rowSums, ran;
@@ -109,7 +107,7 @@ TEST(Emulation, AtomicSumsMatchReference) {
           for (const cuda::LaunchDesc &l : rec.sequential)
             for (const cuda::BufferDesc &b : rec.buffers)
               if (b.role == cuda::BufferRole::Output && l.params.front().value == cuda::warpPartialsOf(b.name)) rowSums.insert(l.kernel);
-        for (const gpu::KernelTraffic &k : device.traffic()) ran.insert(k.kernel);
+        for (const gpu::KernelTraffic &k : device->traffic()) ran.insert(k.kernel);
         EXPECT_FALSE(rowSums.empty()) << model;
         for (const std::string &kernel : rowSums) EXPECT_EQ(ran.count(kernel), atomic ? 0u : 1u) << kernel;
       }

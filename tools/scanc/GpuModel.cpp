@@ -132,20 +132,12 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
                            const cuda::Shape &full, const Reduced &reduced, const std::vector<gpu::KernelTraffic> &traffic,
                            const gpu::BinaryTools &tools, const cuda::RecurrenceRunner &runner, bool backward) {
   cuda::Variables vars = runner.variables(full, plan);
-  // The plan's launches: those with an empty grid do not run (RecurrenceRunner).
-  std::vector<std::pair<cuda::LaunchDesc, cuda::LaunchConfig>> launches;
-  for (const cuda::LaunchDesc &l : plan.strategy == cuda::Strategy::Sequential ? rec.sequential : rec.chunked) {
-    cuda::LaunchConfig config;
-    for (int i = 0; i < 3; ++i) config.grid[i] = static_cast<unsigned>(cuda::evaluate(l.grid[i], vars));
-    config.block = static_cast<unsigned>(l.block);
-    config.sharedBytes = static_cast<size_t>(cuda::evaluate(l.sharedBytes, vars));
-    if (config.grid[0] && config.grid[1] && config.grid[2]) launches.emplace_back(l, config);
-  }
+  const std::vector<cuda::PlannedLaunch> launches = cuda::plannedLaunches(rec, plan, vars);
   std::vector<std::string> defines, names;
   for (auto &[macro, formula] : rec.defines) defines.push_back("-D" + macro + "=" + std::to_string(cuda::evaluate(formula, vars)));
   std::map<std::string, int> launchesOf;
-  for (const auto &[l, config] : launches)
-    if (launchesOf[l.kernel]++ == 0) names.push_back(l.kernel);
+  for (const cuda::PlannedLaunch &l : launches)
+    if (launchesOf[l.desc->kernel]++ == 0) names.push_back(l.desc->kernel);
   std::map<std::string, gpu::KernelSass> sass;
   for (gpu::KernelSass &k : gpu::sassFacts(rec.source, rec.file, device.arch, defines, names, tools)) sass[k.kernel] = std::move(k);
   std::map<std::string, gpu::KernelTraffic> byKernel;
@@ -155,7 +147,8 @@ Direction predictDirection(const gpu::DeviceSpec &device, const RecurrenceDesc &
   for (const BufferDesc &b : rec.buffers)
     if (cuda::countsAsIdeal(b, backward) && !b.optional) d.idealBytes += static_cast<double>(runner.bytes(b, full, plan));
   std::vector<gpu::KernelPrediction> predictions;
-  for (const auto &[l, config] : launches) {
+  for (const auto &[desc, config] : launches) {
+    const cuda::LaunchDesc &l = *desc;
     auto t = byKernel.find(l.kernel);
     if (t == byKernel.end())
       throw cuda::CudaError(l.kernel + ": the emulated run at " + reduced.shape.describe() + " recorded no traffic");
