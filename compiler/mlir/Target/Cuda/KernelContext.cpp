@@ -95,9 +95,8 @@ KernelContext::KernelContext(KernelKind kind, const RecurrenceInfo &info, const 
     slotOffset_[s->state.name] = floats.empty() ? "0" : floats;
     floats += (floats.empty() ? "" : " + ") + exprs.registerCount(s->state.mask);
   }
-  for (Operation *op : fullOps)
-    if (auto out = llvm::dyn_cast<scan::OutputOp>(op); out && warpSummed(out.getName().str())) warpCollectives = true;
-  if (exprs.laneDim() >= 0) warpCollectives = true;
+  warpSums = llvm::any_of(info.outputs, [&](const scan::Port &p) { return warpSummed(p.name); });
+  warpCollectives = warpSums || exprs.laneDim() >= 0;
   declareBuffers();
 }
 

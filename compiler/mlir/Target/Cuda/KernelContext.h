@@ -50,6 +50,8 @@ struct KernelContext {
   std::string stem;                      // kernel-name stem
   std::string channels;                  // channels per batch element, as a formula
   std::string threads;                   // threads per batch element: channels, times $LANES with a lane dimension
+  // An output is summed over channels by warps (warpSummed): each warp has a row of partial sums.
+  bool warpSums = false;
   // Full steps exchange values across a warp (partial outputs reduced, sums over the lane
   // dimension), so every lane stays to the end.
   bool warpCollectives = false;

@@ -133,9 +133,6 @@ class Printer {
     sizeParam(sig, "NC", "$NC");
     for (int d : k_.exprs.dimsOf(k_.exprs.channelDims())) sizeParam(sig, k_.exprs.sizeExpr(d), k_.exprs.name(d));
   }
-  bool hasWarpRows() const {
-    return llvm::any_of(info_.outputs, [&](const scan::Port &p) { return k_.warpSummed(p.name); });
-  }
   // The buffers `ops` read: inputs, parameters, and what stands for the saved forward states.
   void readParams(Signature &sig, const OpList &ops) {
     for (Operation *op : ops) {
@@ -190,13 +187,13 @@ class Printer {
       w.line("if (sf_p >= sf_channels) return;");
       w.line("const int sf_q = sf_p;");
     }
-    if (tile || hasWarpRows()) {
+    if (tile || k_.warpSums) {
       // A warp wholly past the last channel walks no steps of a tile (it only takes part in the
       // barriers) and has no row of partial sums.
       w.line(lanes() ? "const bool sf_warp_live = (sf_thread & ~31) / SF_LANES < sf_channels;"
                      : "const bool sf_warp_live = (sf_p & ~31) < sf_channels;");
     }
-    if (hasWarpRows()) w.line(std::string("const int sf_warp = ") + (lanes() ? "sf_thread" : "sf_p") + " / 32;  // its row of partial sums");
+    if (k_.warpSums) w.line(std::string("const int sf_warp = ") + (lanes() ? "sf_thread" : "sf_p") + " / 32;  // its row of partial sums");
     if (channel.size() == 1) w.line("const int " + k_.exprs.indexExpr(channel[0]) + " = sf_q;");
     if (channel.size() > 1) {
       w.line("int sf_rest = sf_q;");
@@ -822,8 +819,7 @@ mlir::FailureOr<RecurrenceDesc> printKernels(scan::RecurrenceOp rec, scan::Recur
   // one figure per recurrence).
   RecurrenceDesc r = seq.describe();
   if (seq.stashes() || chunk.stashes()) r.defines[kStashDefine] = kStashVariable;
-  if (llvm::any_of(info->outputs, [&](const scan::Port &p) { return sequential.warpSummed(p.name); }))
-    r.defines[kAtomicSumsDefine] = kAtomicSumsVariable;
+  if (sequential.warpSums) r.defines[kAtomicSumsDefine] = kAtomicSumsVariable;
   CodeWriter w;
   seq.printHeader(w, r);
   r.sequential.push_back(seq.printSequentialKernel(w));
