@@ -294,12 +294,14 @@ void RecurrenceRunner::run(const RecurrenceDesc &rec, const Shape &shape, const 
 void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, int64_t first, int64_t batch,
                                 const Plan &plan, const BufferMap &buffers, Stream stream) {
   Variables vars = variables(shape, plan);
-  const std::vector<LaunchDesc> &launches = plan.strategy == Strategy::Sequential ? rec.sequential : rec.chunked;
+  const std::vector<PlannedLaunch> launches = plannedLaunches(rec, plan, vars);
   // The caller's buffers hold the whole batch: those indexed by batch element first ($B leading)
   // are offset to the slice; parameters and their gradients are shared by every slice (gradients
   // zeroed before the first only); workspaces serve one slice after the other from their start.
+  // Only the launches the plan runs bind (and zero) buffers.
   std::map<std::string, DevicePtr> bound;
-  for (const LaunchDesc &l : launches)
+  for (const PlannedLaunch &planned : launches) {
+    const LaunchDesc &l = *planned.desc;
     for (const ParamDesc &p : l.params)
       if (p.kind == ParamDesc::Kind::Buffer && !bound.count(p.value)) {
         const BufferDesc *desc = rec.buffer(p.value);
@@ -320,13 +322,14 @@ void RecurrenceRunner::runSlice(const RecurrenceDesc &rec, const Shape &shape, i
         }
         bound[p.value] = ptr;
       }
+  }
   for (const std::string &name : rec.zeroInit)
     if (bound.count(name) && (first == 0 || rec.buffer(name)->role != BufferRole::Accum))
       device_.zero(bound[name], bytes(*rec.buffer(name), shape, plan), stream);
 
   LoadedModule &mod = module(rec, vars);
   static const bool syncEach = std::getenv("SCANFORGE_CUDA_SYNC") != nullptr;
-  for (const auto &[desc, config] : plannedLaunches(rec, plan, vars)) {
+  for (const auto &[desc, config] : launches) {
     const LaunchDesc &l = *desc;
     std::string what = "launching " + l.kernel + " of " + rec.name + " (" + shape.describe() +
                        (shape.batch < batch ? ", batch elements from " + std::to_string(first) + " of " + std::to_string(batch)
