@@ -154,6 +154,16 @@ class Recurrence {
   // reads host copies of them, by port name, and warns like forward() would.
   std::vector<std::string> checkedParameters() const;
   void checkParameters(const TensorViews &params) const;
+  // The conditions that check is made of: each keeps a state's decay at most 1 in magnitude for
+  // every input, whatever the other parameters (docs/dsl.md, "Decays above 1"). A caller that
+  // draws parameters (scan-bench) draws them within these.
+  struct ParameterCondition {
+    enum Kind { NonPositive, NonNegative, MagnitudeAtMostOne };
+    std::string param, state;  // the parameter, and the state whose decay it bounds
+    Kind kind;
+    std::string text;  // "A <= 0", "|lambda| <= 1"
+  };
+  std::vector<ParameterCondition> parameterConditions() const;
 
   // The time-chunk length a call with these sizes uses.
   int64_t chunkFor(const Shapes &shapes) const;

@@ -75,4 +75,16 @@ std::vector<std::string> Recurrence::checkedParameters() const {
 
 void Recurrence::checkParameters(const TensorViews &params) const { impl_->warnIfDecayExceedsOne("forward", params); }
 
+std::vector<Recurrence::ParameterCondition> Recurrence::parameterConditions() const {
+  std::vector<ParameterCondition> conditions;
+  for (const scan::DecayBound &bound : impl_->decayBounds)
+    for (const scan::ParameterBound &c : bound.conditions) {
+      ParameterCondition::Kind kind = c.kind == scan::ParameterBound::NonPositive   ? ParameterCondition::NonPositive
+                                      : c.kind == scan::ParameterBound::NonNegative ? ParameterCondition::NonNegative
+                                                                                    : ParameterCondition::MagnitudeAtMostOne;
+      conditions.push_back({c.param, bound.state, kind, c.text()});
+    }
+  return conditions;
+}
+
 }  // namespace scanforge

@@ -99,6 +99,24 @@ TEST(DecayWarning, CheckedParametersForCallsElsewhere) {
   EXPECT_TRUE(compileSource("mingru.scan", readModel("mingru")).checkedParameters().empty());
 }
 
+// The conditions the check is made of, for a caller that draws parameters within them (scan-bench).
+TEST(DecayWarning, ParameterConditionsNameParameterStateAndKind) {
+  using Condition = Recurrence::ParameterCondition;
+  std::vector<Condition> ssm = compileSource("selective_ssm.scan", readModel("selective_ssm")).parameterConditions();
+  ASSERT_EQ(ssm.size(), 1u);
+  EXPECT_EQ(ssm[0].param, "A");
+  EXPECT_EQ(ssm[0].state, "s");
+  EXPECT_EQ(ssm[0].kind, Condition::NonPositive);
+  EXPECT_EQ(ssm[0].text, "A <= 0");
+  std::vector<Condition> glu = compileSource("glu_rnn.scan", readModel("glu_rnn")).parameterConditions();
+  ASSERT_EQ(glu.size(), 1u);
+  EXPECT_EQ(glu[0].param, "lambda");
+  EXPECT_EQ(glu[0].state, "h");
+  EXPECT_EQ(glu[0].kind, Condition::MagnitudeAtMostOne);
+  EXPECT_EQ(glu[0].text, "|lambda| <= 1");
+  EXPECT_TRUE(compileSource("mingru.scan", readModel("mingru")).parameterConditions().empty());
+}
+
 TEST(DecayWarning, NoneWhereTheDecayNeedsNoCondition) {
   Recurrence rec = compileSource("mingru.scan", readModel("mingru"));  // 1 - sigmoid(k)
   CollectWarnings warnings;

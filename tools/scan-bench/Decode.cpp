@@ -9,6 +9,7 @@
 #include <random>
 
 #include "compiler/api/Scanforge.h"
+#include "tools/scan-bench/StableParameters.h"
 
 // Every C++ heap allocation of the process, counted (the replacement serves libHalide's too).
 namespace {
@@ -60,6 +61,7 @@ void decodeLatency(const std::string &scanFile, int64_t channels, const std::vec
     TensorViews inputs, params, states, outputs;
     for (const Port &p : sig.inputs) inputs[p.name] = view(dims(p, true));
     for (const Port &p : sig.params) params[p.name] = view(dims(p, false));
+    drawWithinDecayConditions(rec, params);
     for (const Port &p : sig.states) states[p.name] = view(dims(p, true));
     for (const Port &p : sig.outputs) outputs[p.name] = view(dims(p, true));
     rec.step(inputs, params, states, outputs);  // JIT and buffers on the first step

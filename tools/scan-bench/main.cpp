@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -28,6 +29,7 @@
 #include "tools/common/JsonCommand.h"
 #include "tools/scan-bench/Decode.h"
 #include "tools/scan-bench/RowOrder.h"
+#include "tools/scan-bench/StableParameters.h"
 
 namespace {
 
@@ -174,12 +176,9 @@ Result benchmark(const std::string &model, const std::map<std::string, int64_t> 
   }
   for (const Port &p : sig.params) {
     params[p.name] = storage.make(shapes.param(p), gen, true);
-    // Decays must stay stable over thousands of steps.
-    if (p.name == "A")
-      for (float *v = static_cast<float *>(params[p.name].data), *e = v + numelOf(shapes.param(p), "scan-bench"); v != e; ++v)
-        *v = -std::abs(*v) - 0.5f;
     paramGrads[p.name] = storage.make(shapes.param(p), gen, false);
   }
+  bench::drawWithinDecayConditions(rec, params);
   for (const Port &p : sig.outputs) {
     outputs[p.name] = storage.make(shapes.step(p), gen, false);
     outputGrads[p.name] = storage.make(shapes.step(p), gen, true);
