@@ -102,18 +102,17 @@ TEST(DecayWarning, CheckedParametersForCallsElsewhere) {
 // The conditions the check is made of, for a caller that draws parameters within them (scan-bench).
 TEST(DecayWarning, ParameterConditionsNameParameterStateAndKind) {
   using Condition = Recurrence::ParameterCondition;
-  std::vector<Condition> ssm = compileSource("selective_ssm.scan", readModel("selective_ssm")).parameterConditions();
-  ASSERT_EQ(ssm.size(), 1u);
-  EXPECT_EQ(ssm[0].param, "A");
-  EXPECT_EQ(ssm[0].state, "s");
-  EXPECT_EQ(ssm[0].kind, Condition::NonPositive);
-  EXPECT_EQ(ssm[0].text, "A <= 0");
-  std::vector<Condition> glu = compileSource("glu_rnn.scan", readModel("glu_rnn")).parameterConditions();
-  ASSERT_EQ(glu.size(), 1u);
-  EXPECT_EQ(glu[0].param, "lambda");
-  EXPECT_EQ(glu[0].state, "h");
-  EXPECT_EQ(glu[0].kind, Condition::MagnitudeAtMostOne);
-  EXPECT_EQ(glu[0].text, "|lambda| <= 1");
+  auto expectOne = [](const std::string &model, const std::string &param, const std::string &state, Condition::Kind kind,
+                      const std::string &text) {
+    std::vector<Condition> conditions = compileSource(model + ".scan", readModel(model)).parameterConditions();
+    ASSERT_EQ(conditions.size(), 1u) << model;
+    EXPECT_EQ(conditions[0].param, param);
+    EXPECT_EQ(conditions[0].state, state);
+    EXPECT_EQ(conditions[0].kind, kind);
+    EXPECT_EQ(conditions[0].text, text);
+  };
+  expectOne("selective_ssm", "A", "s", Condition::NonPositive, "A <= 0");
+  expectOne("glu_rnn", "lambda", "h", Condition::MagnitudeAtMostOne, "|lambda| <= 1");
   EXPECT_TRUE(compileSource("mingru.scan", readModel("mingru")).parameterConditions().empty());
 }
 
