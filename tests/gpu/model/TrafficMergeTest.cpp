@@ -1,5 +1,6 @@
 // Requests are formed per source line, so host-compiler artefacts do not reach the model: a float4
-// split into four 4-byte loads is one 16-byte request (16 sectors per warp, not 64), and a store
+// split into four 4-byte loads is one 16-byte request (16 sectors per warp, not 64), a loop the
+// host keeps and the GPU unrolls is one request per iteration, and a store
 // duplicated into both arms of a branch is still one request per step for the whole warp; and per
 // execution over the launch, so the emulator's turns do not reach it either.
 #include <gtest/gtest.h>
@@ -37,6 +38,24 @@ TEST(TrafficMerge, SplitVectorLoadIsOneRequest) {
   EXPECT_EQ(into[1].laneBytes, 2u * 32 * 16);
   EXPECT_EQ(into[1].bytesPerLane, 16u);
   EXPECT_TRUE(logs[0].empty());
+}
+
+TEST(TrafficMerge, IterationsOfOneHostInstructionStayApart) {
+  // Every lane reads b[0..15] in a loop the host compiler kept (one pc, 2) and the GPU code unrolls
+  // into 16 loads, as the selective SSM reads B[t, n] with one lane per channel: 16 requests of one
+  // sector each (every lane reads the same word), not 4 of 16 bytes.
+  std::vector<std::vector<LaneAccess>> logs(32);
+  for (uintptr_t lane = 0; lane < 32; ++lane)
+    for (uintptr_t n = 0; n < 16; ++n) logs[lane].push_back({2, kBase + 4 * n, 4, false, false});
+  std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
+  auto lanes = pointers(logs);
+  TrafficRecorder recorder(into, owners, [](const LaneAccess &) { return uintptr_t{2}; });
+  recorder.addTurn(0, lanes);
+  ASSERT_EQ(into.size(), 1u);
+  EXPECT_EQ(into[2].requests, 16u);
+  EXPECT_EQ(into[2].sectors, 16u);
+  EXPECT_EQ(into[2].bytesPerLane, 4u);
 }
 
 TEST(TrafficMerge, BranchArmsOfOneStoreAreOneRequest) {

@@ -9,23 +9,33 @@ namespace scanforge::gpu {
 namespace {
 
 // A lane's log with each access keyed by its line, and the parts of a vector access that the host
-// compiler split (adjacent, same line and kind, one aligned 16-byte block) joined again. The last
-// few accesses are searched: the parts of two float4 loads may interleave.
+// compiler split (adjacent, same line and kind, one aligned 16-byte block, each part its own host
+// instruction) joined again. The last few accesses are searched: the parts of two float4 loads may
+// interleave. Accesses of one host instruction are never joined: they are a loop's iterations,
+// which the GPU code unrolls into an instruction each (the selective SSM's 16 loads of B[t, n] per
+// step, once counted as 4 requests of 16 bytes).
 std::vector<LaneAccess> joinedByLine(const std::vector<LaneAccess> &log, const std::function<uintptr_t(const LaneAccess &)> &lineOf) {
   constexpr size_t kWindow = 8;
   std::vector<LaneAccess> joined;
+  std::vector<std::vector<uintptr_t>> parts;  // the host instructions each joined access came from
   for (LaneAccess a : log) {
+    uintptr_t host = a.pc;
     a.pc = lineOf(a);
     bool merged = false;
     for (size_t back = 1; back <= std::min(kWindow, joined.size()) && !merged; ++back) {
       LaneAccess &b = joined[joined.size() - back];
+      std::vector<uintptr_t> &from = parts[parts.size() - back];
       if (b.pc == a.pc && b.store == a.store && b.shared == a.shared && b.address + b.bytes == a.address &&
-          b.address / 16 == (a.address + a.bytes - 1) / 16) {
+          b.address / 16 == (a.address + a.bytes - 1) / 16 && std::find(from.begin(), from.end(), host) == from.end()) {
         b.bytes += a.bytes;
+        from.push_back(host);
         merged = true;
       }
     }
-    if (!merged) joined.push_back(a);
+    if (!merged) {
+      joined.push_back(a);
+      parts.push_back({host});
+    }
   }
   return joined;
 }
