@@ -12,8 +12,10 @@
 //
 // Instructions are identified by source line, not by host program counter, because the host
 // compiler is not the GPU's: it splits a float4 load into four 4-byte loads (a lane's adjacent
-// accesses of one line within an aligned 16-byte block are joined again, as LDG.E.128) and
-// duplicates a store into both arms of a branch (lanes on different arms are still one request).
+// accesses of one line within an aligned 16-byte block, each from its own host instruction, are
+// joined again, as LDG.E.128), keeps loops the GPU code unrolls (the iterations of one host
+// instruction stay requests of their own) and duplicates a store into both arms of a branch
+// (lanes on different arms are still one request).
 #pragma once
 
 #include <cstdint>
