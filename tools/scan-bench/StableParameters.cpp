@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "runtime/core/Shape.h"
+
 namespace scanforge::bench {
 
 void drawWithinDecayConditions(const Recurrence &rec, const TensorViews &params) {
@@ -14,8 +16,7 @@ void drawWithinDecayConditions(const Recurrence &rec, const TensorViews &params)
     bool unit = kinds.count(Condition::MagnitudeAtMostOne) > 0, neg = kinds.count(Condition::NonPositive) > 0,
          pos = kinds.count(Condition::NonNegative) > 0;
     const TensorView &view = params.at(param);
-    int64_t n = 1;
-    for (int64_t extent : view.shape) n *= extent;
+    int64_t n = numelOf(view.shape, "scan-bench");
     float *v = static_cast<float *>(view.data);
     for (int64_t i = 0; i < n; ++i) {
       float m = std::abs(v[i]);
