@@ -5,6 +5,9 @@
 // execution over the launch, so the emulator's turns do not reach it either.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
+
 #include "tools/gpu/emulator/TrafficRecorder.h"
 
 namespace scanforge::gpu {
@@ -18,6 +21,16 @@ std::vector<std::vector<LaneAccess> *> pointers(std::vector<std::vector<LaneAcce
   return out;
 }
 
+// The requests of one turn of warp 0 whose lanes logged `logs` (cleared by the turn), by line key.
+std::map<uintptr_t, PcTraffic> oneTurn(std::vector<std::vector<LaneAccess>> &logs,
+                                       std::function<uintptr_t(const LaneAccess &)> lineOf) {
+  std::map<uintptr_t, PcTraffic> into;
+  SectorOwners owners;
+  TrafficRecorder recorder(into, owners, std::move(lineOf));
+  recorder.addTurn(0, pointers(logs));
+  return into;
+}
+
 TEST(TrafficMerge, SplitVectorLoadIsOneRequest) {
   // Each lane reads a float4 at 16 * lane as four 4-byte loads at pcs 1..4 of one line (key 1),
   // interleaved with a second float4 from another array on the same line.
@@ -27,11 +40,7 @@ TEST(TrafficMerge, SplitVectorLoadIsOneRequest) {
       logs[lane].push_back({1 + c, kBase + 16 * lane + 4 * c, 4, false, false});
       logs[lane].push_back({1 + c, 2 * kBase + 16 * lane + 4 * c, 4, false, false});
     }
-  std::map<uintptr_t, PcTraffic> into;
-  SectorOwners owners;
-  auto lanes = pointers(logs);
-  TrafficRecorder recorder(into, owners, [](const LaneAccess &) { return uintptr_t{1}; });
-  recorder.addTurn(0, lanes);
+  std::map<uintptr_t, PcTraffic> into = oneTurn(logs, [](const LaneAccess &) { return uintptr_t{1}; });
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[1].requests, 2u);
   EXPECT_EQ(into[1].sectors, 32u);  // 16 per array
@@ -47,11 +56,7 @@ TEST(TrafficMerge, IterationsOfOneHostInstructionStayApart) {
   std::vector<std::vector<LaneAccess>> logs(32);
   for (uintptr_t lane = 0; lane < 32; ++lane)
     for (uintptr_t n = 0; n < 16; ++n) logs[lane].push_back({2, kBase + 4 * n, 4, false, false});
-  std::map<uintptr_t, PcTraffic> into;
-  SectorOwners owners;
-  auto lanes = pointers(logs);
-  TrafficRecorder recorder(into, owners, [](const LaneAccess &) { return uintptr_t{2}; });
-  recorder.addTurn(0, lanes);
+  std::map<uintptr_t, PcTraffic> into = oneTurn(logs, [](const LaneAccess &) { return uintptr_t{2}; });
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[2].requests, 16u);
   EXPECT_EQ(into[2].sectors, 16u);
@@ -64,11 +69,7 @@ TEST(TrafficMerge, BranchArmsOfOneStoreAreOneRequest) {
   for (uintptr_t lane = 0; lane < 32; ++lane)
     for (uintptr_t step = 0; step < 2; ++step)
       logs[lane].push_back({10 + lane % 2, kBase + 4096 * step + 4 * lane, 4, true, false});
-  std::map<uintptr_t, PcTraffic> into;
-  SectorOwners owners;
-  auto lanes = pointers(logs);
-  TrafficRecorder recorder(into, owners, [](const LaneAccess &a) { return a.pc - a.pc % 2; });
-  recorder.addTurn(0, lanes);
+  std::map<uintptr_t, PcTraffic> into = oneTurn(logs, [](const LaneAccess &a) { return a.pc - a.pc % 2; });
   ASSERT_EQ(into.size(), 1u);
   EXPECT_EQ(into[10].requests, 2u);
   EXPECT_EQ(into[10].sectors, 8u);  // 4 per step: coalesced
@@ -82,11 +83,7 @@ TEST(TrafficMerge, ScalarNeighboursOfDifferentLinesStayApart) {
     logs[lane].push_back({20, kBase + 8 * lane, 4, false, false});
     logs[lane].push_back({21, kBase + 8 * lane + 4, 4, false, false});
   }
-  std::map<uintptr_t, PcTraffic> into;
-  SectorOwners owners;
-  auto lanes = pointers(logs);
-  TrafficRecorder recorder(into, owners, [](const LaneAccess &a) { return a.pc; });
-  recorder.addTurn(0, lanes);
+  std::map<uintptr_t, PcTraffic> into = oneTurn(logs, [](const LaneAccess &a) { return a.pc; });
   EXPECT_EQ(into[20].requests + into[21].requests, 2u);
   EXPECT_EQ(into[20].bytesPerLane, 4u);
 }
