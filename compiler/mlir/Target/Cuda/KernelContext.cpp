@@ -222,9 +222,22 @@ std::string KernelContext::slotElement(const scan::Port &state, const std::strin
          " + threadIdx.x]";
 }
 
-std::string KernelContext::stashElement(int slot, const std::string &step) const {
-  return "sf_stash[((" + step + ") * sf_stash_floats + " + std::to_string(slot) + ") * " + std::to_string(block) +
-         " + threadIdx.x]";
+namespace {
+std::string stashElement(const StashSlot &slot, const std::string &step, int block) {
+  const char *array = slot.bf16 ? "sf_stash16" : "sf_stash";
+  const char *count = slot.bf16 ? "sf_stash_halves" : "sf_stash_floats";
+  return std::string(array) + "[((" + step + ") * " + count + " + " + std::to_string(slot.index) + ") * " +
+         std::to_string(block) + " + threadIdx.x]";
+}
+}  // namespace
+
+std::string KernelContext::stashRead(const StashSlot &slot, const std::string &step) const {
+  std::string element = stashElement(slot, step, block);
+  return slot.bf16 ? "sf_widen(" + element + ")" : element;
+}
+
+std::string KernelContext::stashWrite(const StashSlot &slot, const std::string &step, const std::string &value) const {
+  return stashElement(slot, step, block) + " = " + (slot.bf16 ? "sf_bf16_exact(" + value + ")" : value) + ";";
 }
 
 // ---- ports, offsets and guards ----

@@ -30,6 +30,19 @@ using OpSet = llvm::DenseSet<mlir::Operation *>;
 // bounds its chunks and resident tiles, and its tiles want long chunks (docs/cuda.md).
 enum class KernelKind { Sequential, Chunked };
 
+// A slot of a kernel's stash (KernelContext::stashRead): a float, or the bits of a bf16 input's
+// element as it was loaded, in half the shared memory (its widening to float is exact both ways).
+struct StashSlot {
+  int index = 0;  // among the slots of its kind
+  bool bf16 = false;
+};
+// The slots of a kernel's stash per thread and step, of each kind.
+struct StashSize {
+  int floats = 0, halves = 0;
+  int bytes() const { return 4 * floats + 2 * halves; }
+  bool empty() const { return floats == 0 && halves == 0; }
+};
+
 struct KernelContext {
   KernelContext(KernelKind kind, const RecurrenceInfo &info, const RecurrenceInfo *forward, const scan::ParallelDims &layout,
                 const scan::DimAnalysis &dims, const scan::DimAnalysis *forwardDims, mlir::AnalysisManager analyses);
@@ -81,8 +94,10 @@ struct KernelContext {
   // A chunked tile's stash: step values that more than one of its walks reads (the recomputation,
   // the scan from zero, the rescan), kept in shared memory after the recomputed states by the walk
   // that loads them first (KernelPrinter's printChunkKernel), so a tile reads its chunk's inputs
-  // from memory once. Float `slot` of the thread at chunk step `step`.
-  std::string stashElement(int slot, const std::string &step) const;
+  // from memory once. The thread's `slot` at chunk step `step`, read as a float, and the statement
+  // storing `value` there.
+  std::string stashRead(const StashSlot &slot, const std::string &step) const;
+  std::string stashWrite(const StashSlot &slot, const std::string &step, const std::string &value) const;
 
   // ---- ports, offsets and guards ----
   const scan::Port &port(const std::vector<scan::Port> &list, llvm::StringRef name) const;

@@ -60,7 +60,7 @@ class Printer {
     r.zeroInit = k_.zeroInit;
     return r;
   }
-  bool stashes() const { return walks_.stashFloats > 0; }
+  bool stashes() const { return !walks_.stash.empty(); }
 
   void printHeader(CodeWriter &w, const RecurrenceDesc &r) {
     const std::string &name = r.name;
@@ -271,13 +271,13 @@ class Printer {
   // (recompute, full steps; no scan from zero).
   struct Walks {
     StepLoop recompute, summary, full;  // recompute: only where the kernel recomputes states
-    int stashFloats = 0;  // per thread and step
+    StashSize stash;      // per thread and step
     int stashBytes = 0;   // per block and step
   };
   Walks planWalks() const {
     bool chunked = k_.kind == KernelKind::Chunked;
     int batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
-    Walks c{StepLoop{}, chunked ? summaryWalk(batch) : StepLoop{}, fullWalk(chunked ? "c" : "s", batch)};
+    Walks c{StepLoop{}, chunked ? summaryWalk(batch) : StepLoop{}, fullWalk(chunked ? "c" : "s", batch), StashSize{}, 0};
     std::vector<StepLoop *> walks{&c.full};
     if (chunked) walks.insert(walks.begin(), &c.summary);
     if (k_.needsRecompute(k_.fullOps)) {
@@ -288,13 +288,13 @@ class Printer {
     // The sequential kernel stashes only beside states of one float per thread: register arrays of
     // recomputed states (the selective SSM's n) fill its shared memory and short chunks already.
     bool arrays = !llvm::all_of(k_.recomputed, [&](const scan::SavedState *s) { return k_.oneFloatPerThread(s->state); });
-    c.stashFloats = chunked || !arrays ? planStash(walks, k_, {}) : 0;
+    if (chunked || !arrays) c.stash = planStash(walks, k_, {});
     if (!chunked && !arrays && !c.recompute.ops.empty()) stashGates(c);
     if (chunked) {
       Walks derived = c;
-      if (stashUpdateOperands(derived) && derived.stashFloats <= c.stashFloats) c = derived;
+      if (stashUpdateOperands(derived) && derived.stash.bytes() <= c.stash.bytes()) c = derived;
     }
-    c.stashBytes = c.stashFloats * 4 * k_.block;
+    c.stashBytes = c.stash.bytes() * k_.block;
     return c;
   }
   // A chunked backward's recompute walk also runs the summary (StepLoop::foldedSummary), so the
@@ -310,7 +310,7 @@ class Printer {
   }
   // A chunked tile's rescan reads the state updates' operands (a, b) from the stash, where its scan
   // from zero stored them as it computed them, instead of computing them again from the inputs:
-  // chosen where that takes no more slots than stashing the inputs (a forward whose outputs are its
+  // chosen where that takes no more shared memory than stashing the inputs (a forward whose outputs are its
   // states: minGRU's rescan then loads no input and evaluates no gate). Only one-float values that
   // depend on no state: the scan from zero runs from a zero state. False when there are none.
   bool stashUpdateOperands(Walks &c) const {
@@ -339,8 +339,9 @@ class Printer {
   // loads and stashes them (GateCut.h), where that spares the reverse walk a transcendental
   // function: minGRU's reverse walk then evaluates no sigmoid (4 slots instead of 2, k and u).
   void stashGates(Walks &c) const {
-    std::vector<std::string> keys = scalarStepLoads(k_, c.recompute);
-    GateCut cut = gateCut(k_, c.full.ops, std::set<std::string>(keys.begin(), keys.end()));
+    std::set<std::string> keys;
+    for (const ScalarLoad &load : scalarStepLoads(k_, c.recompute)) keys.insert(load.key);
+    GateCut cut = gateCut(k_, c.full.ops, keys);
     if (cut.leaves.empty()) return;
     c.recompute.gateOps = cut.ops;
     readFromStash(c, c.recompute, cut.leaves);
@@ -349,8 +350,8 @@ class Printer {
   // `writer` stores them as it computes them, instead of computing them; the step values the walks
   // still share take the slots after theirs (planStash).
   void readFromStash(Walks &c, StepLoop &writer, const OpList &leaves) const {
-    std::map<std::string, int> slots;
-    for (Operation *leaf : leaves) slots.emplace(stashValueKey(k_.values, leaf->getResult(0)), static_cast<int>(slots.size()));
+    std::map<std::string, StashSlot> slots;
+    for (Operation *leaf : leaves) slots.emplace(stashValueKey(k_.values, leaf->getResult(0)), StashSlot{static_cast<int>(slots.size())});
     std::vector<StepLoop *> walks;
     for (StepLoop *walk : {&c.recompute, &c.summary, &c.full}) {
       walk->stashWrites.clear(), walk->stashReads.clear();
@@ -362,25 +363,28 @@ class Printer {
     }
     c.full.unstashedOps = c.full.ops;
     c.full.ops = liveOps(k_.fullOps, Mode::Full, OpSet(leaves.begin(), leaves.end()));
-    c.stashFloats = planStash(walks, k_, slots);
+    c.stash = planStash(walks, k_, slots);
   }
-  // A kernel's stash (KernelContext::stashElement): every one-float step value that more than one
+  // A kernel's stash (KernelContext::stashRead): every one-float step value that more than one
   // of its walks loads gets a slot; the first walk to load it stores it there, the later ones read
-  // it back. Returns the floats per thread and step. Whether a plan uses it is the planner's choice
-  // (Plan::stash, compiled as SF_STASH): it costs shared memory per step, which bounds the chunk
-  // length and the resident blocks.
-  // `slots`: those taken already (computed values).
-  static int planStash(const std::vector<StepLoop *> &walks, const KernelContext &k, std::map<std::string, int> slots) {
+  // it back. A bf16 input's element keeps its 16 bits. Returns the slots per thread and step.
+  // Whether a plan uses it is the planner's choice (Plan::stash, compiled as SF_STASH): it costs
+  // shared memory per step, which bounds the chunk length and the resident blocks.
+  // `slots`: those taken already (computed values, floats).
+  static StashSize planStash(const std::vector<StepLoop *> &walks, const KernelContext &k,
+                             std::map<std::string, StashSlot> slots) {
+    StashSize size{static_cast<int>(slots.size()), 0};
     std::map<std::string, int> walksLoading;
     for (StepLoop *walk : walks)
-      for (const std::string &key : scalarStepLoads(k, *walk)) ++walksLoading[key];
+      for (const ScalarLoad &load : scalarStepLoads(k, *walk)) ++walksLoading[load.key];
     for (StepLoop *walk : walks)
-      for (const std::string &key : scalarStepLoads(k, *walk)) {
-        if (walksLoading[key] < 2) continue;
-        auto [slot, first] = slots.emplace(key, static_cast<int>(slots.size()));
-        (first ? walk->stashWrites : walk->stashReads)[key] = slot->second;
+      for (const ScalarLoad &load : scalarStepLoads(k, *walk)) {
+        if (walksLoading[load.key] < 2) continue;
+        auto [slot, first] = slots.emplace(load.key, StashSlot{load.bf16 ? size.halves : size.floats, load.bf16});
+        if (first) ++(load.bf16 ? size.halves : size.floats);
+        (first ? walk->stashWrites : walk->stashReads)[load.key] = slot->second;
       }
-    return static_cast<int>(slots.size());
+    return size;
   }
   // Prints a walk as the plan compiles it: with the stash (SF_STASH 1) or reading memory.
   void printWalk(CodeWriter &w, const StepLoop &walk, const std::function<void(const StepLoop &)> &print) const {
@@ -468,18 +472,27 @@ class Printer {
 
   // Parameters and what depends on them alone, the shared memory (recomputation and stash), the
   // gradient sums.
-  void printKernelSetup(CodeWriter &w, bool recompute, int stashFloats = 0) {
+  void printKernelSetup(CodeWriter &w, bool recompute, StashSize stash = {}) {
     if (recompute) {
       w.line("extern __shared__ float sf_smem[];");
       w.line("// Floats of recomputed forward state per thread and step.");
       w.line("constexpr int sf_recompute_floats = " + k_.recomputeFloats() + ";");
     }
-    if (stashFloats) {
+    if (!stash.empty()) {
+      std::string block = std::to_string(k_.block);
       w.line("#if SF_STASH");
       if (!recompute) w.line("extern __shared__ float sf_smem[];");
-      w.line("constexpr int sf_stash_floats = " + std::to_string(stashFloats) + ";");
-      w.line("float *const sf_stash = sf_smem" +
-             (recompute ? " + L * (" + k_.recomputeFloats() + ") * " + std::to_string(k_.block) : std::string()) + ";");
+      std::string base = "sf_smem" + (recompute ? " + L * (" + k_.recomputeFloats() + ") * " + block : std::string());
+      if (stash.floats) {
+        w.line("constexpr int sf_stash_floats = " + std::to_string(stash.floats) + ";");
+        w.line("float *const sf_stash = " + base + ";");
+      }
+      if (stash.halves) {
+        w.line("// bf16 inputs' elements as loaded, after the float slots.");
+        w.line("constexpr int sf_stash_halves = " + std::to_string(stash.halves) + ";");
+        w.line("sf_bf16 *const sf_stash16 = reinterpret_cast<sf_bf16 *>(" + base +
+               (stash.floats ? " + L * " + std::to_string(stash.floats) + " * " + block : std::string()) + ");");
+      }
       w.line("#endif");
     }
     printHoisted(w, k_.values, k_.invariant, k_.fullOps);
@@ -520,7 +533,7 @@ class Printer {
     openKernel(w, name, sig, k_.block, kMinBlocksPerSM);
     printPrologue(w, collectives, false);
     // Each thread reads back only its own stash and recomputed states: no barrier between the walks.
-    printKernelSetup(w, recompute, walks_.stashFloats);
+    printKernelSetup(w, recompute, walks_.stash);
     declareInitialStates(w, "s");
     w.open("for (int sf_k = 0; sf_k < NC; ++sf_k)");
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
@@ -548,7 +561,8 @@ class Printer {
   LaunchDesc printChunkKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps);
     const StepLoop &recomputing = walks_.recompute, &summary = walks_.summary, &full = walks_.full;
-    int stashFloats = walks_.stashFloats, stashBytes = walks_.stashBytes;
+    StashSize stash = walks_.stash;
+    int stashBytes = walks_.stashBytes;
     std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(chainGroup());
     Signature sig = stepSignature(k_.fullOps, recompute, true);
     for (const scan::Port &s : info_.states)
@@ -570,7 +584,7 @@ class Printer {
       return "((volatile int *)" + chain + ")[1 + (" + k + ") * sf_chunk_tiles + sf_tile % sf_chunk_tiles]";
     };
     printPrologue(w, true, true);
-    printKernelSetup(w, recompute, stashFloats);
+    printKernelSetup(w, recompute, stash);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
 

@@ -30,10 +30,12 @@ std::string cudaPrelude() {
   return R"(// ---- scanforge prelude ----
 typedef unsigned short sf_bf16;  // the bits of a __nv_bfloat16
 
+// bf16 bits -> float (exact), and a float widened from bf16 back to its bits (exact: its low 16
+// bits are zero; what the stash keeps of a bf16 input).
+__device__ __forceinline__ float sf_widen(sf_bf16 bits) { return __uint_as_float(static_cast<unsigned>(bits) << 16); }
+__device__ __forceinline__ sf_bf16 sf_bf16_exact(float widened) { return static_cast<sf_bf16>(__float_as_uint(widened) >> 16); }
 __device__ __forceinline__ float sf_ld(const float *p, long long i) { return p[i]; }
-__device__ __forceinline__ float sf_ld(const sf_bf16 *p, long long i) {
-  return __uint_as_float(static_cast<unsigned>(p[i]) << 16);
-}
+__device__ __forceinline__ float sf_ld(const sf_bf16 *p, long long i) { return sf_widen(p[i]); }
 // float -> bfloat16, rounding to nearest even; NaN stays a (quiet) NaN. On sm_80 and later one
 // conversion instruction (PTX cvt.rn.bf16.f32), before it integer code (and on the emulator).
 __device__ __forceinline__ sf_bf16 sf_bf16_bits(float x) {

@@ -163,12 +163,12 @@ class StepPrinter {
       std::string key = stashKey(l);
       const ValuePrinter &values = *l.values;
       if (auto read = loop_.stashReads.find(key); read != loop_.stashReads.end()) {
-        values.assign(w_, l.value, [&] { return k_.stashElement(read->second, "t - sf_lo"); });
+        values.assign(w_, l.value, [&] { return k_.stashRead(read->second, "t - sf_lo"); });
         continue;
       }
       values.assign(w_, l.value, [&] { return indexed(batchOf(l) + "[sf_j]", k_.exprs.registerIndex(values.dimsOf(l.value))); });
       if (auto write = loop_.stashWrites.find(key); write != loop_.stashWrites.end())
-        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + values.element(l.value) + ";");
+        w_.line(k_.stashWrite(write->second, "t - sf_lo", values.element(l.value)));
     }
     // Every step's, the chunk's last included.
     printOwnOps(loop_.gateOps);
@@ -218,7 +218,7 @@ class StepPrinter {
       }
       own.printMath(w_, op);
       if (auto write = loop_.stashWrites.find(stashValueKey(own, op->getResult(0))); write != loop_.stashWrites.end())
-        w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + own.element(op->getResult(0)) + ";");
+        w_.line(k_.stashWrite(write->second, "t - sf_lo", own.element(op->getResult(0))));
     }
   }
 
@@ -275,11 +275,11 @@ class StepPrinter {
       } else if (auto acc = llvm::dyn_cast<scan::AccumOp>(op)) {
         if (loop_.mode == Mode::Full) printAccumulate(acc);
       } else if (auto read = loop_.stashReads.find(stashValueKey(vp_, op->getResult(0))); read != loop_.stashReads.end()) {
-        vp_.assign(w_, op->getResult(0), [&] { return k_.stashElement(read->second, "t - sf_lo"); });  // computed by an earlier walk
+        vp_.assign(w_, op->getResult(0), [&] { return k_.stashRead(read->second, "t - sf_lo"); });  // computed by an earlier walk
       } else {
         vp_.printMath(w_, op);
         if (auto write = loop_.stashWrites.find(stashValueKey(vp_, op->getResult(0))); write != loop_.stashWrites.end())
-          w_.line(k_.stashElement(write->second, "t - sf_lo") + " = " + vp_.element(op->getResult(0)) + ";");
+          w_.line(k_.stashWrite(write->second, "t - sf_lo", vp_.element(op->getResult(0))));
       }
     }
   }
@@ -389,11 +389,11 @@ class StepPrinter {
 
 }  // namespace
 
-std::vector<std::string> scalarStepLoads(const KernelContext &k, const StepLoop &loop) {
-  std::vector<std::string> keys;
+std::vector<ScalarLoad> scalarStepLoads(const KernelContext &k, const StepLoop &loop) {
+  std::vector<ScalarLoad> loads;
   for (const StepLoad &l : stepLoads(k, loop))
-    if (k.exprs.registerCount(loop.values->dimsOf(l.value)) == "1") keys.push_back(stashKey(l));
-  return keys;
+    if (k.exprs.registerCount(loop.values->dimsOf(l.value)) == "1") loads.push_back({stashKey(l), l.input && l.input->bf16});
+  return loads;
 }
 
 void printStepLoop(CodeWriter &w, const KernelContext &k, const StepLoop &loop, bool collectives) {

@@ -28,10 +28,10 @@ struct StepLoop {
   bool descending;
   std::string statePrefix;     // "s" for the kernel's own states, "fs" for recomputed forward states
   int batchSteps;              // steps of scalar inputs loaded together (kLoadBatchSteps, kChunkLoadBatchSteps)
-  // A kernel's stash (KernelContext::stashElement): the step values this walk stores into the
+  // A kernel's stash (KernelContext::stashRead): the step values this walk stores into the
   // stash as it loads (scalarStepLoads) or computes them (stashValueKey), and those it reads from
   // there instead, by slot.
-  std::map<std::string, int> stashWrites, stashReads;
+  std::map<std::string, StashSlot> stashWrites, stashReads;
   // The ops without the stash where reading computed values from it leaves some out of `ops`
   // (empty: the same ops).
   OpList unstashedOps;
@@ -52,8 +52,12 @@ std::string stashValueKey(const ValuePrinter &values, mlir::Value v);
 
 // The values a step loop loads from memory at every step that are one float per thread (an
 // input's element, or a forward state read from a forward output), by stash key: what a chunked
-// tile's walks may share through its stash.
-std::vector<std::string> scalarStepLoads(const KernelContext &k, const StepLoop &loop);
+// tile's walks may share through its stash; `bf16`: loaded from a bf16 input.
+struct ScalarLoad {
+  std::string key;
+  bool bf16 = false;
+};
+std::vector<ScalarLoad> scalarStepLoads(const KernelContext &k, const StepLoop &loop);
 
 // The ops a step loop must print: its sinks (state updates, and in full mode outputs and
 // gradients) and what they use; an unused read of a state or of a forward output is left out.
