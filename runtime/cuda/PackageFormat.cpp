@@ -76,7 +76,7 @@ RecurrenceDesc recurrenceFrom(const nlohmann::json &j, const std::map<std::strin
   r.channels = j.at("channels").get<std::string>();
   r.stateRegisters = j.value("state_registers", std::string("0"));
   r.stepInstructions = j.value("step_instructions", std::string("0"));
-  r.chainGroup = j.value("chain_group", kChainGroup);
+  r.chainGroup = j.value("chain_group", kManifestChainGroup);
   if (r.chainGroup < 1) throw CudaError("recurrence '" + r.name + "' has chain_group " + std::to_string(r.chainGroup) + ", not a positive count");
   for (const nlohmann::json &b : j.at("buffers"))
     r.buffers.push_back({b.at("name").get<std::string>(), roleFrom(b.at("name").get<std::string>(), b.at("role").get<std::string>()),

@@ -54,9 +54,13 @@ struct LaunchDesc {
 // them on average, two floats per state element each. With register dimensions a state is N floats
 // per thread and chunks are short (the recompute's shared memory bounds them): the selective SSM's
 // 12-step tiles read 15.5 aggregates of 128 bytes per thread at G = 32, against 144 bytes of
-// inputs; at 4, 1.5, for 8x the hops. The emitter picks G per recurrence and the manifest carries
-// it (`chain_group`, RecurrenceDesc::chainGroup); a manifest without it was written for 32.
-constexpr int kChainGroup = 32;
+// inputs; at 4, 1.5, for 8x the hops. One float per state: 16, where 32 cost minGRU's tiles of 16
+// steps a second batch of aggregate loads on average (2.31 -> 2.10 ms forward+backward at B=8
+// T=16384, predicted) for hops that bind nothing. The emitter picks G per recurrence and the
+// manifest carries it (`chain_group`, RecurrenceDesc::chainGroup); a manifest without it was
+// written for 32 (kManifestChainGroup).
+constexpr int kChainGroup = 16;
+constexpr int kManifestChainGroup = 32;
 // The macro and the formula variable of the lane count (RecurrenceDesc::laneDim).
 constexpr const char *kLanesDefine = "SF_LANES";
 constexpr const char *kLanesVariable = "$LANES";
@@ -89,7 +93,7 @@ struct RecurrenceDesc {
   std::string channels;                        // channels per batch element (formula); threads: times $LANES
   std::string stateRegisters = "0";            // floats of state per thread across steps (formula)
   std::string stepInstructions = "0";          // a step's dependent instructions per thread (estimate)
-  int chainGroup = kChainGroup;                // chunks per group of the chunked kernel's carry
+  int chainGroup = kManifestChainGroup;        // chunks per group of the chunked kernel's carry
 
   const BufferDesc *buffer(const std::string &name) const;
 };

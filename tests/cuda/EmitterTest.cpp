@@ -144,7 +144,7 @@ TEST(CudaEmitter, ChunkedStrategyIsOneLaunchWithAChainOfTiles) {
   const nlohmann::json &zeroed = fwd["zero_init"];
   EXPECT_NE(std::find(zeroed.begin(), zeroed.end(), "sf.chain"), zeroed.end());
   EXPECT_EQ(fwd["strategies"]["sequential"][0]["grid"], nlohmann::json({"cdiv(d, 256)", "$B", "1"}));
-  EXPECT_EQ(fwd["chain_group"], 32);  // the group the kernel composes its carry over, for the planner
+  EXPECT_EQ(fwd["chain_group"], 16);  // the group the kernel composes its carry over, for the planner
 }
 
 TEST(CudaEmitter, FallsBackToOneThreadPerBatchElementWithAReason) {

@@ -372,7 +372,7 @@ TEST(PackageFormat, ManifestRoundTripsAndRejectsUnknownRoles) {
 
   nlohmann::json older = manifest;  // written before the field: groups of 32
   older["recurrences"][0].erase("chain_group");
-  EXPECT_EQ(fromManifest(older, {{"f.cu", ""}})[0].chainGroup, kChainGroup);
+  EXPECT_EQ(fromManifest(older, {{"f.cu", ""}})[0].chainGroup, kManifestChainGroup);
   older["recurrences"][0]["chain_group"] = 0;
   EXPECT_EQ(errorOf([&] { KernelPackage::fromJson(older, {{"f.cu", ""}}, "pkg/manifest.json"); }),
             "pkg/manifest.json: recurrence 'f' has chain_group 0, not a positive count");

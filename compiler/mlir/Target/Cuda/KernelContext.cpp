@@ -302,6 +302,11 @@ std::string KernelContext::chunkOffset(const scan::Port &s, const std::string &c
   return linear(row, "sf_channels", "sf_q");
 }
 
+std::string KernelContext::chunkStride(const scan::Port &s) const {
+  std::string count = exprs.elementCount(s.mask);
+  return count == "1" ? "sf_channels" : "(" + count + ") * sf_channels";
+}
+
 // Threads that would write the same element (they differ only in channel dimensions the port
 // lacks, and that are not summed over, or in the lane dimension it lacks) leave it to the one at
 // index 0; with warp collectives, lanes past the last channel write nothing.

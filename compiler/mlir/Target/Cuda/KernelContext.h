@@ -123,6 +123,8 @@ struct KernelContext {
   std::string stateOffset(const scan::Port &s) const;                      // [B, dims] at b
   // [B, NC, regs, channels] at (b, chunk)
   std::string chunkOffset(const scan::Port &s, const std::string &chunk = "sf_c") const;
+  // The distance between a thread's element of one chunk and of the next in that layout.
+  std::string chunkStride(const scan::Port &s) const;
   // The condition for this thread to write an element of a port with dims `port` (see .cpp).
   std::string guardFor(DimMask port, DimMask partial, bool collectives) const;
   // "sf_lane == 0" for a port without the lane dimension (every lane holds the same value), else "".

@@ -25,6 +25,8 @@ constexpr int kFinishBlock = 256;
 // (the LRU at B=8 T=16384, chunks of 16: 8192 rows, 0.6 ms per gradient, predicted).
 constexpr int kSumElements = 32;
 constexpr int kSumGroups = 32;
+// A chunked tile's carry loads the aggregates of this many earlier chunks of its group at once.
+constexpr int kCarryBatch = 8;
 
 struct Signature {
   std::vector<std::string> decls;
@@ -642,15 +644,52 @@ class Printer {
         in.line(element("c", s) + " = " + published(chunkEndOf(info_.states[s].name), s, "sf_prev") + ";");
       });
     w.close();
-    w.open("for (int sf_j = sf_group; sf_j < sf_k; ++sf_j)");
-    w.line("const int sf_prev = " + chunkOrder("sf_j") + ";");
-    for (size_t s = 0; s < info_.states.size(); ++s)
-      k_.values.forEachRegister(w, info_.states[s].mask, [&](CodeWriter &in) {
-        const std::string &state = info_.states[s].name;
-        in.line(element("c", s) + " = " + published(chunkDecayOf(state), s, "sf_prev") + " * " + element("c", s) + " + " +
-                published(chunkLocalOf(state), s, "sf_prev") + ";");
-      });
-    w.close();
+    if (k_.exprs.registerDims()) {  // register arrays: a group of kRegisterDimsChainGroup chunks, one at a time
+      w.open("for (int sf_j = sf_group; sf_j < sf_k; ++sf_j)");
+      w.line("const int sf_prev = " + chunkOrder("sf_j") + ";");
+      for (size_t s = 0; s < info_.states.size(); ++s)
+        k_.values.forEachRegister(w, info_.states[s].mask, [&](CodeWriter &in) {
+          const std::string &state = info_.states[s].name;
+          in.line(element("c", s) + " = " + published(chunkDecayOf(state), s, "sf_prev") + " * " + element("c", s) + " + " +
+                  published(chunkLocalOf(state), s, "sf_prev") + ";");
+        });
+      w.close();
+    } else {
+      // One float per state: the aggregates of kCarryBatch earlier chunks are loaded together (one
+      // wait for the batch; past the last, the last again), then combined in chunk order. One at a
+      // time, a tile waited for each of the 15.5 it reads on average (groups of 32). A batch's
+      // chunks are consecutive: each load is the thread's element of chunk 0 plus an offset that
+      // is the same in every thread.
+      std::string batch = std::to_string(kCarryBatch);
+      for (size_t s = 0; s < info_.states.size(); ++s)
+        for (const std::string &buffer : {chunkDecayOf(info_.states[s].name), chunkLocalOf(info_.states[s].name)})
+          w.line("const float *const sf_first_" + k_.cName(buffer) + " = " + k_.cName(buffer) + " + " +
+                 k_.chunkOffset(info_.states[s], "0") + ";");
+      w.open("for (int sf_j0 = sf_group; sf_j0 < sf_k; sf_j0 += " + batch + ")");
+      for (size_t s = 0; s < info_.states.size(); ++s)
+        w.line("float sf_ca" + std::to_string(s) + "[" + batch + "], sf_cb" + std::to_string(s) + "[" + batch + "];");
+      w.line("#pragma unroll");
+      w.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
+      w.line("const int sf_prev = " + chunkOrder("sf_j0") + (info_.descending ? " - " : " + ") + "sf_min(sf_j, sf_k - 1 - sf_j0);");
+      for (size_t s = 0; s < info_.states.size(); ++s) {
+        const scan::Port &state = info_.states[s];
+        auto load = [&](const std::string &buffer) {
+          return "__ldcg(sf_first_" + k_.cName(buffer) + " + (long long)sf_prev * " + k_.chunkStride(state) + ")";
+        };
+        w.line("sf_ca" + std::to_string(s) + "[sf_j] = " + load(chunkDecayOf(state.name)) + ";");
+        w.line("sf_cb" + std::to_string(s) + "[sf_j] = " + load(chunkLocalOf(state.name)) + ";");
+      }
+      w.close();
+      w.line("#pragma unroll");
+      w.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
+      w.open("if (sf_j0 + sf_j < sf_k)");
+      for (size_t s = 0; s < info_.states.size(); ++s)
+        w.line(element("c", s) + " = sf_ca" + std::to_string(s) + "[sf_j] * " + element("c", s) + " + sf_cb" +
+               std::to_string(s) + "[sf_j];");
+      w.close();
+      w.close();
+      w.close();
+    }
     w.close();
     w.close();
 
