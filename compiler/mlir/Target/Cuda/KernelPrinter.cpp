@@ -166,7 +166,7 @@ class Printer {
   // `tile`: the block's (channel block, batch element) come from its ticket (sf_tile, printChunkKernel).
   void printPrologue(CodeWriter &w, bool collectives, bool tile) {
     std::string block = std::to_string(k_.block);
-    std::string thread = std::string(tile ? "(sf_tile % gridDim.x)" : "blockIdx.x") + " * " + block + " + threadIdx.x";
+    std::string thread = std::string(tile ? "sf_tile_block" : "blockIdx.x") + " * " + block + " + threadIdx.x";
     if (lanes()) {
       // SF_LANES consecutive threads share a channel (SF_LANES divides the warp and the block).
       w.line("const int sf_thread = " + thread + ";");
@@ -175,7 +175,7 @@ class Printer {
     } else {
       w.line("const int sf_p = " + thread + ";");
     }
-    w.line(tile ? "const int b = sf_tile / gridDim.x % B;" : "const int b = blockIdx.y;");
+    w.line(tile ? "const int b = sf_tile_b;" : "const int b = blockIdx.y;");
     // Row b*T of [B, T, ...] tensors, computed once (this also keeps ptxas from spilling).
     w.line("const long long sf_bT = (long long)b * T;");
     std::vector<int> channel = k_.exprs.dimsOf(k_.exprs.channelDims());
@@ -578,12 +578,16 @@ class Printer {
     w.line("const int sf_tile = sf_ticket;");
     w.line("const int sf_chunk_tiles = gridDim.x * B;");
     w.line("const int sf_k = sf_tile / sf_chunk_tiles;  // the chunk's place in the chain");
-    w.line("const int sf_group = sf_k - sf_k % " + group + ";  // the first chunk of its group");
-    w.line("const bool sf_group_end = sf_k % " + group + " == " + group + " - 1;");
+    // Its place within the chunk: batch element, then channel block (two divisions, not four).
+    w.line("const int sf_within = sf_tile - sf_k * sf_chunk_tiles;");
+    w.line("const int sf_tile_b = sf_within / gridDim.x;");
+    w.line("const int sf_tile_block = sf_within - sf_tile_b * gridDim.x;");
+    w.line("const int sf_group = sf_k - (int)((unsigned)sf_k % " + group + "u);  // the first chunk of its group");
+    w.line("const bool sf_group_end = (unsigned)sf_k % " + group + "u == " + group + "u - 1;");
     // Flags: 1 = aggregate published (tiles inside a group), 2 = state after the chunk published
     // (a group's last tile).
     auto flag = [&](const std::string &k) {
-      return "((volatile int *)" + chain + ")[1 + (" + k + ") * sf_chunk_tiles + sf_tile % sf_chunk_tiles]";
+      return "((volatile int *)" + chain + ")[1 + (" + k + ") * sf_chunk_tiles + sf_within]";
     };
     printPrologue(w, true, true);
     printKernelSetup(w, recompute, stash);
@@ -656,29 +660,34 @@ class Printer {
       w.close();
     } else {
       // One float per state: the aggregates of kCarryBatch earlier chunks are loaded together (one
-      // wait for the batch; past the last, the last again), then combined in chunk order. One at a
-      // time, a tile waited for each of the 15.5 it reads on average (groups of 32). A batch's
-      // chunks are consecutive: each load is the thread's element of chunk 0 plus an offset that
-      // is the same in every thread.
+      // wait for the batch), then combined in chunk order. One at a time, a tile waited for each of
+      // the 15.5 it reads on average (groups of 32). A batch's chunks are consecutive: each buffer is
+      // read through a pointer that steps a chunk at a time (a 64-bit add per load, where a multiply
+      // per chunk index took ptxas 11 instructions per load).
       std::string batch = std::to_string(kCarryBatch);
       for (size_t s = 0; s < info_.states.size(); ++s)
-        for (const std::string &buffer : {chunkDecayOf(info_.states[s].name), chunkLocalOf(info_.states[s].name)})
-          w.line("const float *const sf_first_" + k_.cName(buffer) + " = " + k_.cName(buffer) + " + " +
-                 k_.chunkOffset(info_.states[s], "0") + ";");
+        w.line("const long long sf_chunk_step" + std::to_string(s) + " = " + (info_.descending ? "-" : "") + "(long long)(" +
+               k_.chunkStride(info_.states[s]) + ");");
       w.open("for (int sf_j0 = sf_group; sf_j0 < sf_k; sf_j0 += " + batch + ")");
-      for (size_t s = 0; s < info_.states.size(); ++s)
-        w.line("float sf_ca" + std::to_string(s) + "[" + batch + "], sf_cb" + std::to_string(s) + "[" + batch + "];");
+      for (size_t s = 0; s < info_.states.size(); ++s) {
+        std::string k = std::to_string(s);
+        w.line("float sf_ca" + k + "[" + batch + "], sf_cb" + k + "[" + batch + "];");
+        w.line("const float *sf_pa" + k + " = " + k_.cName(chunkDecayOf(info_.states[s].name)) + " + " +
+               k_.chunkOffset(info_.states[s], chunkOrder("sf_j0")) + ";");
+        w.line("const float *sf_pb" + k + " = " + k_.cName(chunkLocalOf(info_.states[s].name)) + " + " +
+               k_.chunkOffset(info_.states[s], chunkOrder("sf_j0")) + ";");
+      }
       w.line("#pragma unroll");
       w.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
-      w.line("const int sf_prev = " + chunkOrder("sf_j0") + (info_.descending ? " - " : " + ") + "sf_min(sf_j, sf_k - 1 - sf_j0);");
+      w.open("if (sf_j0 + sf_j < sf_k)");
       for (size_t s = 0; s < info_.states.size(); ++s) {
-        const scan::Port &state = info_.states[s];
-        auto load = [&](const std::string &buffer) {
-          return "__ldcg(sf_first_" + k_.cName(buffer) + " + (long long)sf_prev * " + k_.chunkStride(state) + ")";
-        };
-        w.line("sf_ca" + std::to_string(s) + "[sf_j] = " + load(chunkDecayOf(state.name)) + ";");
-        w.line("sf_cb" + std::to_string(s) + "[sf_j] = " + load(chunkLocalOf(state.name)) + ";");
+        std::string k = std::to_string(s);
+        w.line("sf_ca" + k + "[sf_j] = __ldcg(sf_pa" + k + ");");
+        w.line("sf_cb" + k + "[sf_j] = __ldcg(sf_pb" + k + ");");
+        w.line("sf_pa" + k + " += sf_chunk_step" + k + ";");
+        w.line("sf_pb" + k + " += sf_chunk_step" + k + ";");
       }
+      w.close();
       w.close();
       w.line("#pragma unroll");
       w.open("for (int sf_j = 0; sf_j < " + batch + "; ++sf_j)");
