@@ -67,7 +67,10 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   double resident = std::min(threads, sms * residentPerSm);
   // One step of a latency-bound thread: its share of a batch's load latency, then its own instructions.
   double batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
-  double hop = d.memoryLatency / batch + r.stepInstructions * d.aluCycles / d.clockHz;
+  double work = r.stepInstructions * d.aluCycles / d.clockHz, hop = d.memoryLatency / batch + work;
+  // A chunked tile walks its chunk twice; with the stash the second walk reads shared memory, so
+  // it waits for no load.
+  double tileWalks = chunk * hop + chunk * (p.stash ? work : hop);
   PlanCost c;
   c.bytes = channels * steps * (r.readBytesPerStep + r.writtenBytesPerStep);
   c.bytes += channels * (chunked ? static_cast<double>(p.chunks) : 1.0) * 2 * r.partialSumBytes;
@@ -84,16 +87,16 @@ PlanCost predictPlan(const PlanRequest &r, const Plan &p) {
   c.bandwidth = std::min(d.copyBandwidth * sms / d.multiprocessors, inFlight / d.memoryLatency);
   // Chunked: a tile's scan and rescan, a hop per group of chunks, and a group's aggregates read.
   double hops = static_cast<double>(chainHops(p, r.chainGroup));
-  c.criticalPath = chunked ? 2 * chunk * hop + hops * d.chainHop + d.memoryLatency : steps * hop;
+  c.criticalPath = chunked ? tileWalks + hops * d.chainHop + d.memoryLatency : steps * hop;
   // The walks themselves: threads beyond those resident wait for a later wave.
-  c.walks = std::ceil(threads / resident) * (chunked ? 2 * chunk : steps) * hop;
+  c.walks = std::ceil(threads / resident) * (chunked ? tileWalks : steps * hop);
   // Chunked: each tile is a fixed cost on one SM, and the traffic ends with the last tiles' walks of
   // their chunk (scan and rescan), which overlap no other tile's; the critical path holds a walk
   // already, so the drain extends the traffic's time only.
   double streaming = c.bytes / c.bandwidth;
   if (chunked) {
     c.tiles = static_cast<double>(cdiv(r.channels, r.chunkedBlockThreads) * r.batch * p.chunks * r.passes);
-    streaming += 2 * chunk * hop;
+    streaming += tileWalks;
   }
   c.seconds = std::max({streaming, c.criticalPath, c.walks}) + c.tiles * d.tileOverhead / sms + d.launchOverhead;
   return c;

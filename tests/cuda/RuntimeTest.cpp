@@ -7,6 +7,7 @@
 
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/DeviceSpec.h"
 #include "runtime/cuda/Formula.h"
 #include "runtime/cuda/Goldens.h"
 #include "runtime/cuda/KernelPackage.h"
@@ -197,10 +198,15 @@ TEST(Planner, TheStashReadsAChunksInputsOnce) {
   EXPECT_EQ(chosen.strategy, Strategy::Chunked);
   EXPECT_TRUE(chosen.stash);
   // 64 KiB per block at 64 steps: 3 blocks of 128 threads per SM (228 KiB, 1 KiB reserved per block).
+  // A tile walks its chunk twice; with the stash the second walk reads shared memory and waits for
+  // no load.
   Plan at64{Strategy::Chunked, 64, 256, 1, true};
   r.stepInstructions = 1e4;  // steps long enough that the walks bind: they count the resident threads
+  const DeviceSpec &d = h100();
+  double work = 1e4 * d.aluCycles / d.clockHz, wait = d.memoryLatency / kChunkLoadBatchSteps;
   EXPECT_DOUBLE_EQ(predictPlan(r, at64).walks / predictPlan(r, Plan{Strategy::Chunked, 64, 256, 1, false}).walks,
-                   std::ceil(8.0 * 1024 * 256 / (132 * 3 * 128)) / std::ceil(8.0 * 1024 * 256 / (132 * 1024)));
+                   std::ceil(8.0 * 1024 * 256 / (132 * 3 * 128)) * (wait + 2 * work) /
+                       (std::ceil(8.0 * 1024 * 256 / (132 * 1024)) * 2 * (wait + work)));
   r.stash = false;
   EXPECT_FALSE(plan(r).stash);
   r.stash = true;
