@@ -144,9 +144,14 @@ class Lowering {
   // with p1[] and x0[d]; likewise where(x0 > 0 || 1 < 2, p1, x0)). So where the condition may fold,
   // a branch lacking dimensions is multiplied by a 1 with those of the other branch and of the
   // values the condition compares (lowered again; CSE merges the copies).
+  // Equal branches fold as well (select(c, x, x) is x; CSE makes equal branches one value), so a
+  // where whose condition has dimensions neither branch has is widened too (scan-fuzz seed 68134:
+  // where(x0 != 0.75, p0, p0) with x0[d], p0[n], summed over d).
   Value lowerWhere(const dsl::Expr &e, llvm::ArrayRef<Value> args, MathBuilder &m) {
     Value a = args[1], b = args[2];
-    if (!mayFoldToConstant(*e.args[0])) return m.select(args[0], a, b);
+    auto has = [](const dsl::DimSet &dims, int d) { return llvm::is_contained(dims, d); };
+    bool conditionOnly = llvm::any_of(e.dims, [&](int d) { return !has(e.args[1]->dims, d) && !has(e.args[2]->dims, d); });
+    if (!conditionOnly && !mayFoldToConstant(*e.args[0])) return m.select(args[0], a, b);
     llvm::SmallVector<Value> compared;
     comparedValues(*e.args[0], compared);
     auto widen = [&](Value branch, Value other) {
