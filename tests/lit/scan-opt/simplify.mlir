@@ -44,3 +44,19 @@ scan.recurrence @kept dims ["d", "n"] {
   %r = scan.sum "n" %q : f32
   scan.output "r" ["d"] %r : f32
 }
+
+// x * 0 is a zero over x's dimensions: it stays where, added to a value without d, it reaches a
+// sum over d (as 0 + p, p alone would have no d to sum); a zero summed directly is zero.
+// CHECK-LABEL: scan.recurrence @zero_under_sum
+// CHECK:      %[[Z:.*]] = arith.mulf %[[X:.*]], %{{.*}}
+// CHECK-NEXT: %[[W:.*]] = arith.addf %[[Z]], %[[P:.*]]
+// CHECK-NEXT: scan.sum "d" %[[W]]
+scan.recurrence @zero_under_sum dims ["d", "n"] {
+  %zero = arith.constant 0.0 : f32
+  %x = scan.input "x" ["d"] : f32
+  %p = scan.param "p" ["n"] : f32
+  %z = arith.mulf %x, %zero : f32
+  %w = arith.addf %z, %p : f32
+  %s = scan.sum "d" %w : f32
+  scan.output "s" ["n"] %s : f32
+}

@@ -1,5 +1,6 @@
 // --scan-simplify: algebraic clean-up of element-wise math, aimed at the zeros and ones that
 // autodiff produces (unused branches of where, max, abs; seeds of unused outputs).
+#include "compiler/mlir/Dialect/Scan/IR/ScanDims.h"
 #include "compiler/mlir/Dialect/Scan/IR/ScanOps.h"
 #include "compiler/mlir/Dialect/Scan/Transforms/Passes.h"
 #include "mlir/IR/Matchers.h"
@@ -21,12 +22,62 @@ bool isConstant(Value v, double want) {
   return mlir::matchPattern(v, mlir::m_Constant(&attr)) && attr.getValueAsDouble() == want;
 }
 
+// The dimensions of a value: its ports', less those summed away (ScanDims.h's rules).
+DimMask dimsOf(Value v, const DimTable &table, llvm::DenseMap<Value, DimMask> &memo) {
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  DimMask mask = 0;
+  if (mlir::Operation *op = v.getDefiningOp()) {
+    if (auto port = llvm::dyn_cast<PortOpInterface>(op)) {
+      mask = table.mask(port.getDims()).value_or(0);
+    } else if (auto sum = llvm::dyn_cast<SumOp>(op)) {
+      mask = dimsOf(sum.getOperand(), table, memo) & ~(1u << table.index(sum.getDim()));
+    } else {
+      for (Value operand : op->getOperands()) mask |= dimsOf(operand, table, memo);
+    }
+  }
+  return memo[v] = mask;
+}
+
+// x * 0 and 0 / x are zeros over x's dimensions, but the constant that replaces them has none. A
+// sum of zeros is zero whatever it sums over, but once the zero is added to (or selected with,
+// ...) a value without one of x's dimensions, a sum over that dimension downstream meets an
+// operand without it (sum(d: x0 * 0 + p0) with x0[d], p0[n]: `0 + p0` is p0, an internal error).
+// So a zero is not taken for them where their result reaches such a sum after an op that does not
+// keep it zero (anything but a product, a negation, a quotient of it, or a sum).
+bool zeroWouldLoseSummedDims(mlir::Operation *op, Value x) {
+  auto rec = op->getParentOfType<RecurrenceOp>();
+  if (!rec) return false;
+  DimTable table(rec);
+  llvm::DenseMap<Value, DimMask> memo;
+  DimMask lost = dimsOf(x, table, memo);
+  if (!lost) return false;
+  auto keepsZero = [](mlir::Operation *user, mlir::Operation *from) {
+    if (llvm::isa<arith::MulFOp, arith::NegFOp, SumOp>(user)) return true;
+    auto div = llvm::dyn_cast<arith::DivFOp>(user);
+    return div && div.getLhs().getDefiningOp() == from;
+  };
+  llvm::SmallVector<std::pair<mlir::Operation *, bool>> work{{op, true}};  // (op, its result is still zero)
+  llvm::DenseSet<mlir::Operation *> seen[2];  // by whether the result is still zero
+  while (!work.empty()) {
+    auto [from, zero] = work.pop_back_val();
+    for (mlir::Operation *user : from->getUsers()) {
+      if (auto sum = llvm::dyn_cast<SumOp>(user); sum && !zero) {
+        int d = table.index(sum.getDim());
+        if (d >= 0 && (lost & (1u << d))) return true;
+      }
+      std::pair<mlir::Operation *, bool> next{user, zero && keepsZero(user, from)};
+      if (seen[next.second].insert(next.first).second) work.push_back(next);
+    }
+  }
+  return false;
+}
+
 struct MulByZero : mlir::OpRewritePattern<arith::MulFOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(arith::MulFOp op, mlir::PatternRewriter &rw) const override {
-    for (Value v : {op.getLhs(), op.getRhs()})
-      if (isConstant(v, 0.0)) {
-        rw.replaceOp(op, v);
+    for (auto [zero, other] : {std::pair{op.getLhs(), op.getRhs()}, std::pair{op.getRhs(), op.getLhs()}})
+      if (isConstant(zero, 0.0) && !zeroWouldLoseSummedDims(op, other)) {
+        rw.replaceOp(op, zero);
         return mlir::success();
       }
     return mlir::failure();
@@ -54,7 +105,8 @@ struct SubZero : mlir::OpRewritePattern<arith::SubFOp> {
 struct DivSimplify : mlir::OpRewritePattern<arith::DivFOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(arith::DivFOp op, mlir::PatternRewriter &rw) const override {
-    if (isConstant(op.getLhs(), 0.0)) return rw.replaceOp(op, op.getLhs()), mlir::success();
+    if (isConstant(op.getLhs(), 0.0) && !zeroWouldLoseSummedDims(op, op.getRhs()))
+      return rw.replaceOp(op, op.getLhs()), mlir::success();
     if (isConstant(op.getRhs(), 1.0)) return rw.replaceOp(op, op.getLhs()), mlir::success();
     return mlir::failure();
   }
