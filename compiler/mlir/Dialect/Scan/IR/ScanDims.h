@@ -35,6 +35,9 @@ class DimAnalysis {
   // Computes every value's dimensions; reports a located error and fails on inconsistent IR
   // (unknown dimension, a sum over a dimension its operand lacks, a value wider than its port).
   static mlir::FailureOr<DimAnalysis> compute(RecurrenceOp op);
+  // An analysis that computes nothing up front and checks nothing: ofNew() answers for the values
+  // asked about. For a rewrite that asks about a few values of IR it keeps consistent.
+  static DimAnalysis onDemand(RecurrenceOp op) { return DimAnalysis(op); }
 
   DimMask of(mlir::Value value) const { return dims_.lookup(value); }
   const DimTable &table() const { return table_; }

@@ -22,22 +22,6 @@ bool isConstant(Value v, double want) {
   return mlir::matchPattern(v, mlir::m_Constant(&attr)) && attr.getValueAsDouble() == want;
 }
 
-// The dimensions of a value: its ports', less those summed away (ScanDims.h's rules).
-DimMask dimsOf(Value v, const DimTable &table, llvm::DenseMap<Value, DimMask> &memo) {
-  if (auto it = memo.find(v); it != memo.end()) return it->second;
-  DimMask mask = 0;
-  if (mlir::Operation *op = v.getDefiningOp()) {
-    if (auto port = llvm::dyn_cast<PortOpInterface>(op)) {
-      mask = table.mask(port.getDims()).value_or(0);
-    } else if (auto sum = llvm::dyn_cast<SumOp>(op)) {
-      mask = dimsOf(sum.getOperand(), table, memo) & ~(1u << table.index(sum.getDim()));
-    } else {
-      for (Value operand : op->getOperands()) mask |= dimsOf(operand, table, memo);
-    }
-  }
-  return memo[v] = mask;
-}
-
 // x * 0 and 0 / x are zeros over x's dimensions, but the constant that replaces them has none. A
 // sum of zeros is zero whatever it sums over, but once the zero is added to (or selected with,
 // ...) a value without one of x's dimensions, a sum over that dimension downstream meets an
@@ -47,9 +31,9 @@ DimMask dimsOf(Value v, const DimTable &table, llvm::DenseMap<Value, DimMask> &m
 bool zeroWouldLoseSummedDims(mlir::Operation *op, Value x) {
   auto rec = op->getParentOfType<RecurrenceOp>();
   if (!rec) return false;
-  DimTable table(rec);
-  llvm::DenseMap<Value, DimMask> memo;
-  DimMask lost = dimsOf(x, table, memo);
+  DimAnalysis dims = DimAnalysis::onDemand(rec);
+  const DimTable &table = dims.table();
+  DimMask lost = dims.ofNew(x);
   if (!lost) return false;
   auto keepsZero = [](mlir::Operation *user, mlir::Operation *from) {
     if (llvm::isa<arith::MulFOp, arith::NegFOp, SumOp>(user)) return true;
