@@ -34,9 +34,9 @@ std::string format(const char *spec, double value) {
   return text;
 }
 
-// The emulated run is at B = 1 and a few chunks of T (a group of them, chunked), with every channel and register dimension
-// as asked (coalescing and register pressure as at full size); its traffic is scaled up per launch
-// (launchScale), for most kernels by B*T.
+// The emulated run is at B = 1 and a few chunks of T (a group of them, chunked), with every channel
+// and register dimension as asked (coalescing and register pressure as at full size); its traffic
+// is scaled up per launch (launchScale), for most kernels by B*T.
 struct Reduced {
   cuda::Shape shape;
   cuda::Plan plan;

@@ -39,6 +39,7 @@ struct StashSlot {
 // The slots of a kernel's stash per thread and step, of each kind.
 struct StashSize {
   int floats = 0, halves = 0;
+  int slots() const { return floats + halves; }
   int bytes() const { return 4 * floats + 2 * halves; }
   bool empty() const { return floats == 0 && halves == 0; }
 };

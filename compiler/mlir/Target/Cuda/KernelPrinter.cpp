@@ -273,13 +273,12 @@ class Printer {
   // (recompute, full steps; no scan from zero).
   struct Walks {
     StepLoop recompute, summary, full;  // recompute: only where the kernel recomputes states
-    StashSize stash;      // per thread and step
-    int stashBytes = 0;   // per block and step
+    StashSize stash;  // per thread and step
   };
   Walks planWalks() const {
     bool chunked = k_.kind == KernelKind::Chunked;
     int batch = chunked ? kChunkLoadBatchSteps : kLoadBatchSteps;
-    Walks c{StepLoop{}, chunked ? summaryWalk(batch) : StepLoop{}, fullWalk(chunked ? "c" : "s", batch), StashSize{}, 0};
+    Walks c{StepLoop{}, chunked ? summaryWalk(batch) : StepLoop{}, fullWalk(chunked ? "c" : "s", batch), StashSize{}};
     std::vector<StepLoop *> walks{&c.full};
     if (chunked) walks.insert(walks.begin(), &c.summary);
     if (k_.needsRecompute(k_.fullOps)) {
@@ -299,12 +298,11 @@ class Printer {
       // chunks of 24 with the stash: 1.72 ms with the inputs' 16 bits, 1.53 with the operands,
       // predicted). A backward's stash bounds its chunks: the fewer bytes win there.
       Walks derived = c;
-      int slots = c.stash.floats + c.stash.halves;
-      bool operands = stashUpdateOperands(derived);
-      if (operands && (k_.fwd ? derived.stash.bytes() <= c.stash.bytes() : derived.stash.floats + derived.stash.halves <= slots))
+      bool backward = k_.fwd != nullptr;
+      if (stashUpdateOperands(derived) &&
+          (backward ? derived.stash.bytes() <= c.stash.bytes() : derived.stash.slots() <= c.stash.slots()))
         c = derived;
     }
-    c.stashBytes = c.stash.bytes() * k_.block;
     return c;
   }
   // A chunked backward's recompute walk also runs the summary (StepLoop::foldedSummary), so the
@@ -320,8 +318,9 @@ class Printer {
   }
   // A chunked tile's rescan reads the state updates' operands (a, b) from the stash, where its scan
   // from zero stored them as it computed them, instead of computing them again from the inputs:
-  // chosen where that takes no more shared memory than stashing the inputs (a forward whose outputs are its
-  // states: minGRU's rescan then loads no input and evaluates no gate). Only one-float values that
+  // chosen where that takes no more slots (a forward) or bytes (a backward) than stashing the inputs
+  // (planWalks; a forward whose outputs are its states: minGRU's rescan then loads no input and
+  // evaluates no gate). Only one-float values that
   // depend on no state: the scan from zero runs from a zero state. False when there are none.
   bool stashUpdateOperands(Walks &c) const {
     OpList leaves;
@@ -523,9 +522,9 @@ class Printer {
     }
   }
 
-  // `stashBytes`: per block and step, besides the recomputed states.
-  LaunchDesc launchOf(const std::string &name, const Signature &sig, const std::string &chunks, bool recompute,
-                      int stashBytes = 0) {
+  // The stash's shared memory per step comes after the recomputed states.
+  LaunchDesc launchOf(const std::string &name, const Signature &sig, const std::string &chunks, bool recompute) {
+    int stashBytes = walks_.stash.bytes() * k_.block;
     LaunchDesc launch{name, sig.params, {k_.channelBlocks(), "$B", chunks}, k_.block, "0"};
     std::string perStep = recompute ? k_.recomputeBytesPerStep() : "";
     std::string stash = std::to_string(stashBytes) + "*" + kStashVariable;
@@ -555,7 +554,7 @@ class Printer {
     printFinalStates(w, "s", collectives);
     printAccumFlush(w, collectives, false, "(long long)b");
     w.close();
-    return launchOf(name, sig, "1", recompute, walks_.stashBytes);
+    return launchOf(name, sig, "1", recompute);
   }
 
   // One launch, one tile per (channel block, batch element, chunk): a scan of the chunk from a
@@ -571,8 +570,6 @@ class Printer {
   LaunchDesc printChunkKernel(CodeWriter &w) {
     bool recompute = k_.needsRecompute(k_.fullOps);
     const StepLoop &recomputing = walks_.recompute, &summary = walks_.summary, &full = walks_.full;
-    StashSize stash = walks_.stash;
-    int stashBytes = walks_.stashBytes;
     std::string name = k_.stem + "_chunk", chain = k_.cName(chainBuffer()), group = std::to_string(chainGroup());
     Signature sig = stepSignature(k_.fullOps, recompute, true);
     for (const scan::Port &s : info_.states)
@@ -598,7 +595,7 @@ class Printer {
       return "((volatile int *)" + chain + ")[1 + (" + k + ") * sf_chunk_tiles + sf_within]";
     };
     printPrologue(w, true, true);
-    printKernelSetup(w, recompute, stash);
+    printKernelSetup(w, recompute, walks_.stash);
     w.line("const int sf_c = " + chunkOrder("sf_k") + ";");
     printChunkBounds(w);
 
@@ -727,7 +724,7 @@ class Printer {
     w.close();
     printAccumFlush(w, true, true, "(long long)b * NC + sf_c");
     w.close();
-    return launchOf(name, sig, "$NC", recompute, stashBytes);
+    return launchOf(name, sig, "$NC", recompute);
   }
 
   // One kernel per parameter gradient: each of a block's groups of threads adds every
